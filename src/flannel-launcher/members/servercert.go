@@ -1,0 +1,158 @@
+package members
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ServerCert is what a TLS handshake with one of the alias' addresses showed.
+type ServerCert struct {
+	Address     string // ip:port
+	CoversAlias bool
+	DNSNames    []string
+	NotAfter    time.Time
+	Err         error // nil when the handshake verified; a *CertError when the TLS setup is wrong
+}
+
+// CertError is a TLS setup problem (certificates, CA): retrying does not help.
+type CertError struct {
+	Address string
+	Problem string
+}
+
+func (e *CertError) Error() string {
+	return fmt.Sprintf("TLS handshake with etcd at %s: %s", e.Address, e.Problem)
+}
+
+// UnreachableError means no alias address completed a handshake: nothing answered in time.
+type UnreachableError struct {
+	Alias  string
+	Causes []string
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("no etcd member answered at the addresses of '%s': %s", e.Alias, strings.Join(e.Causes, "; "))
+}
+
+// CheckServerCerts shakes hands with every address of the alias in parallel, each within the probe timeout,
+// verifying the server certificate against the alias name. It fails with the first *CertError, or an
+// *UnreachableError when no address answered. The addresses that answered are the ones Client dials.
+func (c *Cluster) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerCert, error) {
+	results := make([]ServerCert, len(ips))
+	var wg sync.WaitGroup
+	for i, ip := range ips {
+		wg.Go(func() { results[i] = c.checkServerCert(ctx, ip) })
+	}
+	wg.Wait()
+
+	var answered []net.IP
+	var causes []string
+	for i, result := range results {
+		var certErr *CertError
+		if errors.As(result.Err, &certErr) {
+			return results, certErr
+		}
+		if result.Err != nil {
+			causes = append(causes, fmt.Sprintf("%s: %s", result.Address, result.Err))
+			continue
+		}
+		answered = append(answered, ips[i])
+	}
+	if len(answered) == 0 {
+		return results, &UnreachableError{Alias: c.alias, Causes: causes}
+	}
+	c.dialer.prefer(answered)
+	return results, nil
+}
+
+func (c *Cluster) checkServerCert(ctx context.Context, ip net.IP) ServerCert {
+	address := net.JoinHostPort(ip.String(), strconv.Itoa(c.port))
+	result := ServerCert{Address: address}
+	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
+	defer cancel()
+	state, err := c.handshake(ctx, address, tls.VersionTLS12)
+	if isProtocolVersionAlert(err) {
+		state, err = c.handshake(ctx, address, 0)
+	}
+	if err != nil {
+		result.Err = c.describeHandshakeError(address, err, &result)
+		return result
+	}
+	leaf := state.PeerCertificates[0]
+	result.CoversAlias, result.DNSNames, result.NotAfter = true, leaf.DNSNames, leaf.NotAfter
+	return result
+}
+
+// handshake is capped at TLS 1.2 first because a 1.2 handshake completes only after the server has
+// accepted our client certificate, so a rejection shows up here with the alert that says why; in TLS 1.3
+// it would surface later as an opaque gRPC connection error.
+func (c *Cluster) handshake(ctx context.Context, address string, maxVersion uint16) (tls.ConnectionState, error) {
+	conf := c.tls.Clone()
+	conf.ServerName = c.alias
+	conf.MaxVersion = maxVersion
+	conn, err := (&tls.Dialer{Config: conf}).DialContext(ctx, "tcp", address)
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer conn.Close()
+	return conn.(*tls.Conn).ConnectionState(), nil
+}
+
+func isProtocolVersionAlert(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "remote error" &&
+		opErr.Err.Error() == tls.AlertError(70).Error() // alert 70: protocol_version
+}
+
+func (c *Cluster) describeHandshakeError(address string, err error, result *ServerCert) error {
+	var verifyErr *tls.CertificateVerificationError
+	if errors.As(err, &verifyErr) && len(verifyErr.UnverifiedCertificates) > 0 {
+		leaf := verifyErr.UnverifiedCertificates[0]
+		result.DNSNames, result.NotAfter = leaf.DNSNames, leaf.NotAfter
+		result.CoversAlias = leaf.VerifyHostname(c.alias) == nil
+		return &CertError{Address: address, Problem: c.describeVerifyError(verifyErr.Err, leaf)}
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "remote error" {
+		return &CertError{Address: address, Problem: fmt.Sprintf(
+			"the server refused the handshake (%s); is etcd.cert_file '%s' signed by a CA that etcd trusts?", opErr.Err, c.certFile)}
+	}
+	return err
+}
+
+func (c *Cluster) describeVerifyError(err error, leaf *x509.Certificate) string {
+	var hostErr x509.HostnameError
+	var authorityErr x509.UnknownAuthorityError
+	var invalidErr x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &hostErr):
+		return fmt.Sprintf("the server certificate does not cover the alias '%s' (its names: %s)", c.alias, certNames(leaf))
+	case errors.As(err, &authorityErr):
+		return fmt.Sprintf("the server certificate (issued by '%s') is not signed by the CA in etcd.ca_file '%s'",
+			leaf.Issuer, c.caFile)
+	case errors.As(err, &invalidErr) && invalidErr.Reason == x509.Expired:
+		return fmt.Sprintf("the server certificate is outside its validity (%s to %s)",
+			leaf.NotBefore.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339))
+	default:
+		return fmt.Sprintf("the server certificate does not verify: %s", err)
+	}
+}
+
+func certNames(cert *x509.Certificate) string {
+	names := append([]string(nil), cert.DNSNames...)
+	for _, ip := range cert.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 {
+		return "none; the common name '" + cert.Subject.CommonName + "' is not used for host names"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,105 @@
+// Package netconfig makes sure flannel's network config exists at <prefix>/config without ever overwriting
+// a different one unless told to.
+//
+//	result, err := netconfig.Ensure(ctx, client, key, desired, enforce, logger)  // create if absent
+//	status, err := netconfig.Read(ctx, client, key, desired)                     // read only, for check
+package netconfig
+
+import (
+	"context"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// State is how the stored config relates to the desired one.
+type State string
+
+const (
+	Absent    State = "absent"
+	Equal     State = "equal"
+	Different State = "different"
+)
+
+// Status is the stored config compared with the desired one.
+type Status struct {
+	Key         string
+	State       State
+	Existing    []byte // nil when absent
+	Desired     []byte
+	Differences []string // one line per differing field, when Different
+	modRevision int64
+}
+
+// Read compares the stored config with the desired one without writing.
+func Read(ctx context.Context, kv clientv3.KV, key string, desired []byte) (Status, error) {
+	resp, err := kv.Get(ctx, key)
+	if err != nil {
+		return Status{}, bosherr.WrapErrorf(err, "Reading the network config at '%s'", key)
+	}
+	status := Status{Key: key, State: Absent, Desired: desired}
+	if len(resp.Kvs) == 0 {
+		return status, nil
+	}
+	status.Existing, status.modRevision = resp.Kvs[0].Value, resp.Kvs[0].ModRevision
+	status.Differences = compare(status.Existing, desired)
+	status.State = Equal
+	if len(status.Differences) > 0 {
+		status.State = Different
+	}
+	return status, nil
+}
+
+// Result is what Ensure did.
+type Result struct {
+	Status
+	Created     bool
+	Overwritten bool
+}
+
+// Ensure creates the config when the key does not exist, in a transaction that writes only if it still does
+// not, so that of many launchers starting together exactly one writes. A different config is left alone and
+// its differences logged, unless enforce: then it is replaced, guarded by the revision that was compared.
+func Ensure(ctx context.Context, kv clientv3.KV, key string, desired []byte, enforce bool, logger boshlog.Logger) (Result, error) {
+	created, err := txn(ctx, kv, key, desired, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+	if err != nil {
+		return Result{}, err
+	}
+	if created {
+		logger.Info(logTag, "Created the network config at '%s': %s", key, desired)
+		return Result{Status: Status{Key: key, State: Absent, Desired: desired}, Created: true}, nil
+	}
+	status, err := Read(ctx, kv, key, desired)
+	if err != nil || status.State != Different {
+		return Result{Status: status}, err
+	}
+	if !enforce {
+		logger.Warn(logTag, "The network config at '%s' differs from the desired one and is left as it is (network.enforce is false): %v",
+			key, status.Differences)
+		return Result{Status: status}, nil
+	}
+	return overwrite(ctx, kv, status, logger)
+}
+
+func overwrite(ctx context.Context, kv clientv3.KV, status Status, logger boshlog.Logger) (Result, error) {
+	written, err := txn(ctx, kv, status.Key, status.Desired, clientv3.Compare(clientv3.ModRevision(status.Key), "=", status.modRevision))
+	if err != nil {
+		return Result{Status: status}, err
+	}
+	if !written {
+		return Result{Status: status}, bosherr.Errorf("The network config at '%s' changed while it was being replaced; not overwritten", status.Key)
+	}
+	logger.Warn(logTag, "Replaced the network config at '%s' (network.enforce is true): %v", status.Key, status.Differences)
+	return Result{Status: status, Overwritten: true}, nil
+}
+
+func txn(ctx context.Context, kv clientv3.KV, key string, value []byte, guard clientv3.Cmp) (bool, error) {
+	resp, err := kv.Txn(ctx).If(guard).Then(clientv3.OpPut(key, string(value))).Commit()
+	if err != nil {
+		return false, bosherr.WrapErrorf(err, "Writing the network config at '%s'", key)
+	}
+	return resp.Succeeded, nil
+}
+
+const logTag = "netconfig"
