@@ -1,0 +1,28 @@
+package flanneld_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+)
+
+var recordingFlanneld string
+
+func TestFlanneld(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Flanneld Suite")
+}
+
+var _ = SynchronizedBeforeSuite(func() []byte {
+	path, err := gexec.Build("github.com/flannel-dns/flannel-dns/testenv/recordingflanneld")
+	Expect(err).NotTo(HaveOccurred())
+	return []byte(path)
+}, func(path []byte) {
+	recordingFlanneld = string(path)
+})
+
+var _ = SynchronizedAfterSuite(func() {}, func() {
+	gexec.CleanupBuildArtifacts()
+})

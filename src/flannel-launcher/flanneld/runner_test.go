@@ -1,0 +1,101 @@
+package flanneld_test
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
+	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+)
+
+var _ = Describe("Runner", func() {
+	var (
+		recordFile string
+		env        []string
+		logs       *gbytes.Buffer
+		stop       chan os.Signal
+		status     chan int
+	)
+
+	runner := func() flanneld.Runner {
+		return flanneld.Runner{
+			Starter:   flanneld.ExecStarter{Stdout: GinkgoWriter, Stderr: GinkgoWriter, Env: env},
+			Logger:    boshlog.NewWriterLogger(boshlog.LevelDebug, logs),
+			KillAfter: 300 * time.Millisecond,
+		}
+	}
+	runInBackground := func() {
+		go func() {
+			defer GinkgoRecover()
+			code, err := runner().Run(recordingFlanneld, []string{"-iface=lo", "-ip-masq"}, stop)
+			Expect(err).NotTo(HaveOccurred())
+			status <- code
+		}()
+	}
+	recorded := func() record.Record {
+		rec, err := record.Read(recordFile)
+		Expect(err).NotTo(HaveOccurred())
+		return rec
+	}
+
+	BeforeEach(func() {
+		recordFile = filepath.Join(GinkgoT().TempDir(), "record.json")
+		env = append(os.Environ(), record.FileEnv+"="+recordFile)
+		logs = gbytes.NewBuffer()
+		stop = make(chan os.Signal, 1)
+		status = make(chan int, 1)
+	})
+
+	It("runs flanneld with the arguments and returns its exit status", func() {
+		env = append(env, record.ExitEnv+"=7")
+		code, err := runner().Run(recordingFlanneld, []string{"-iface=lo", "-ip-masq"}, stop)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(7))
+		Expect(recorded().Args).To(Equal([]string{"-iface=lo", "-ip-masq"}))
+		Expect(logs).To(gbytes.Say(`flanneld started: pid=\d+ path=\S+ args='-iface=lo -ip-masq'`))
+		Expect(logs).To(gbytes.Say(`flanneld exited: pid=\d+ status=7`))
+	})
+
+	It("forwards SIGTERM and returns the status flanneld exits with", func() {
+		env = append(env, record.SignalExitEnv+"=3")
+		runInBackground()
+		Eventually(recordFile).Should(BeAnExistingFile())
+		stop <- syscall.SIGTERM
+		Eventually(status).Should(Receive(Equal(3)))
+		Expect(recorded().Signals).To(Equal([]string{"terminated"}))
+		Expect(logs).To(gbytes.Say(`forwarding signal: signal=terminated pid=\d+`))
+	})
+
+	It("forwards SIGINT", func() {
+		runInBackground()
+		Eventually(recordFile).Should(BeAnExistingFile())
+		stop <- syscall.SIGINT
+		Eventually(status).Should(Receive(Equal(0)))
+		Expect(recorded().Signals).To(Equal([]string{"interrupt"}))
+	})
+
+	It("kills a flanneld that ignores the signal", func() {
+		env = append(env, record.IgnoreSignalEnv+"=true")
+		runInBackground()
+		Eventually(recordFile).Should(BeAnExistingFile())
+		stop <- syscall.SIGTERM
+		Consistently(status, 200*time.Millisecond).ShouldNot(Receive())
+		Eventually(status).Should(Receive(Equal(128 + int(syscall.SIGKILL))))
+		Expect(recorded().Signals).To(Equal([]string{"terminated"}))
+		Expect(logs).To(gbytes.Say(`flanneld still running, killing it: pid=\d+ waited=300ms`))
+	})
+
+	It("fails with the path when flanneld cannot be started", func() {
+		missing := filepath.Join(GinkgoT().TempDir(), "no-flanneld")
+		code, err := runner().Run(missing, nil, stop)
+		Expect(code).To(Equal(1))
+		Expect(err).To(MatchError(ContainSubstring("Starting flanneld '" + missing + "'")))
+	})
+})

@@ -1,0 +1,54 @@
+// Command recordingflanneld stands in for flanneld in tests: it records its arguments and environment, then
+// exits with a given status or waits for SIGTERM/SIGINT and records the signal. See package record for the
+// env vars that steer it.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	path := os.Getenv(record.FileEnv)
+	if path == "" {
+		fmt.Fprintf(os.Stderr, "recordingflanneld: %s is not set\n", record.FileEnv)
+		return 99
+	}
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+
+	rec := record.Record{Args: os.Args[1:], Env: os.Environ(), PID: os.Getpid(), Signals: []string{}}
+	if err := record.Write(path, rec); err != nil {
+		fmt.Fprintf(os.Stderr, "recordingflanneld: writing %s: %s\n", path, err)
+		return 99
+	}
+	if status, set := envInt(record.ExitEnv); set {
+		return status
+	}
+	for sig := range signals {
+		rec.Signals = append(rec.Signals, sig.String())
+		if err := record.Write(path, rec); err != nil {
+			fmt.Fprintf(os.Stderr, "recordingflanneld: writing %s: %s\n", path, err)
+			return 99
+		}
+		if os.Getenv(record.IgnoreSignalEnv) != "true" {
+			status, _ := envInt(record.SignalExitEnv)
+			return status
+		}
+	}
+	return 0
+}
+
+func envInt(name string) (int, bool) {
+	value, err := strconv.Atoi(os.Getenv(name))
+	return value, err == nil
+}
