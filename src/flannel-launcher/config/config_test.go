@@ -1,0 +1,247 @@
+package config_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+)
+
+// validJSON is what the job template renders with its defaults; each case below breaks one thing.
+func validJSON(dir string) map[string]any {
+	return map[string]any{
+		"etcd": map[string]any{
+			"alias": "etcd.cfcr.internal", "port": 2379, "prefix": "/coreos.com/network",
+			"ca_file": filepath.Join(dir, "ca.crt"), "cert_file": filepath.Join(dir, "client.crt"), "key_file": filepath.Join(dir, "client.key"),
+		},
+		"network": map[string]any{"cidr": "10.200.0.0/16", "backend_type": "vxlan", "vni": 1},
+		"timing":  map[string]any{"startup_deadline": "2m", "probe_timeout": "500ms"},
+	}
+}
+
+func writeJSON(path string, value any) {
+	data, err := json.Marshal(value)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(path, data, 0o640)).To(Succeed())
+}
+
+func writePEM(path, kind string, der []byte, mode os.FileMode) {
+	Expect(os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), mode)).To(Succeed())
+	Expect(os.Chmod(path, mode)).To(Succeed())
+}
+
+// writeKeyPair writes a self-signed certificate and its key; the config loader only checks that they pair up.
+func writeKeyPair(certPath, keyPath string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	Expect(err).NotTo(HaveOccurred())
+	template := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "flanneld"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	Expect(err).NotTo(HaveOccurred())
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	Expect(err).NotTo(HaveOccurred())
+	writePEM(certPath, "CERTIFICATE", der, 0o644)
+	writePEM(keyPath, "PRIVATE KEY", keyDER, 0o600)
+}
+
+func set(doc map[string]any, dotted string, value any) {
+	parts := strings.Split(dotted, ".")
+	section := doc
+	for _, part := range parts[:len(parts)-1] {
+		if _, ok := section[part]; !ok {
+			section[part] = map[string]any{}
+		}
+		section = section[part].(map[string]any)
+	}
+	section[parts[len(parts)-1]] = value
+}
+
+func problemsOf(err error) []string {
+	var invalid *config.InvalidError
+	Expect(err).To(BeAssignableToTypeOf(invalid))
+	return err.(*config.InvalidError).Problems
+}
+
+var _ = Describe("Load", func() {
+	var dir, path string
+	var doc map[string]any
+
+	BeforeEach(func() {
+		dir = GinkgoT().TempDir()
+		path = filepath.Join(dir, "launcher.json")
+		writeKeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
+		writeKeyPair(filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key"))
+		doc = validJSON(dir)
+	})
+
+	load := func() (config.Config, error) {
+		writeJSON(path, doc)
+		return config.Load(path)
+	}
+
+	It("fills what the file leaves out with the defaults", func() {
+		cfg, err := load()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cfg.Etcd.Alias).To(Equal("etcd.cfcr.internal"))
+		Expect(cfg.Timing.StartupDeadline.D()).To(Equal(2 * time.Minute))
+		Expect(cfg.Timing.ProbeTimeout.D()).To(Equal(500 * time.Millisecond))
+		Expect(cfg.Timing.ResolveInterval).To(Equal(config.Default().Timing.ResolveInterval))
+		Expect(cfg.DNS.ResolvConf).To(Equal("/etc/resolv.conf"))
+		Expect(cfg.Flanneld.IPMasq).To(BeTrue())
+		Expect(cfg.Network.SubnetLen).To(Equal(24))
+	})
+
+	It("derives the alias URL and the network config key", func() {
+		set(doc, "etcd.port", 4001)
+		set(doc, "etcd.prefix", "/kubo/network")
+		cfg, err := load()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cfg.AliasURL()).To(Equal("https://etcd.cfcr.internal:4001"))
+		Expect(cfg.Etcd.NetworkConfigKey()).To(Equal("/kubo/network/config"))
+	})
+
+	It("renders the network config flanneld reads, always with a backend type", func() {
+		cfg, err := load()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cfg.Network.Desired()).To(MatchJSON(`{"Network":"10.200.0.0/16","SubnetLen":24,"Backend":{"Type":"vxlan","VNI":1}}`))
+		cfg.Network.BackendType, cfg.Network.VNI, cfg.Network.Port = "host-gw", 0, 0
+		Expect(cfg.Network.Desired()).To(MatchJSON(`{"Network":"10.200.0.0/16","SubnetLen":24,"Backend":{"Type":"host-gw"}}`))
+	})
+
+	It("names the file it cannot read", func() {
+		_, err := config.Load(filepath.Join(dir, "missing.json"))
+		Expect(err).To(MatchError(ContainSubstring("missing.json")))
+	})
+
+	DescribeTable("reports a bad value in one line naming the key and quoting the value",
+		func(key string, value any, expected string) {
+			set(doc, key, value)
+			_, err := load()
+			Expect(problemsOf(err)).To(ConsistOf(expected))
+		},
+		Entry("unknown top-level key", "etcd_alias", "x", "etcd_alias: unknown key"),
+		Entry("unknown nested key", "etcd.aliass", "x", "etcd.aliass: unknown key"),
+		Entry("missing alias", "etcd.alias", "", "etcd.alias: is required (the bosh-dns alias of the etcd cluster, e.g. 'etcd.cfcr.internal')"),
+		Entry("alias that is not a name", "etcd.alias", "etcd..internal", "etcd.alias: must be a DNS name, got 'etcd..internal'"),
+		Entry("alias that is an address", "etcd.alias", "192.0.2.10", "etcd.alias: must be a DNS name, got '192.0.2.10'"),
+		Entry("port zero", "etcd.port", 0, "etcd.port: must be a port between 1 and 65535, got 0"),
+		Entry("port too large", "etcd.port", 70000, "etcd.port: must be a port between 1 and 65535, got 70000"),
+		Entry("port as a string", "etcd.port", "2379", `etcd.port: must be a whole number, got "2379"`),
+		Entry("relative prefix", "etcd.prefix", "coreos.com/network", "etcd.prefix: must be a key path such as '/coreos.com/network', got 'coreos.com/network'"),
+		Entry("relative CA path", "etcd.ca_file", "ca.crt", "etcd.ca_file: must be an absolute path, got 'ca.crt'"),
+		Entry("DNS server without a port", "dns.server", "127.0.0.1", "dns.server: must be an IP address and port such as '169.254.0.2:53', got '127.0.0.1'"),
+		Entry("network that is not a CIDR", "network.cidr", "10.200.0.0", "network.cidr: must be an IPv4 CIDR such as '10.200.0.0/16', got '10.200.0.0'"),
+		Entry("network with host bits", "network.cidr", "10.200.1.0/16", "network.cidr: '10.200.1.0/16' has host bits set; did you mean '10.200.0.0/16'?"),
+		Entry("subnets larger than the network", "network.subnet_len", 16, "network.subnet_len: must be longer than the network's /16 and at most 30, got 16"),
+		Entry("unknown backend", "network.backend_type", "vxlam", "network.backend_type: must be one of vxlan, host-gw, udp, wireguard, ipip, ipsec, alloc, got 'vxlam'"),
+		Entry("VNI out of range", "network.vni", 1<<24, "network.vni: must be between 1 and 16777215, got 16777216"),
+		Entry("backend port out of range", "network.port", -1, "network.port: must be a port between 1 and 65535, got -1"),
+		Entry("bad public IP", "flanneld.public_ip", "192.0.2", "flanneld.public_ip: must be an IP address, got '192.0.2'"),
+		Entry("two interfaces", "flanneld.iface", "eth0,eth1", "flanneld.iface: must be one interface name or address, got 'eth0,eth1'"),
+		Entry("ip_masq as a string", "flanneld.ip_masq", "yes", `flanneld.ip_masq: must be true or false, got "yes"`),
+		Entry("duration without a unit", "timing.probe_timeout", "5", `timing.probe_timeout: must be a duration such as "5s", got '5'`),
+		Entry("duration as a number", "timing.probe_timeout", 5, `timing.probe_timeout: must be a duration string such as "5s", got '5'`),
+		Entry("negative duration", "timing.resolve_interval", "-1s", "timing.resolve_interval: must be longer than zero, got '-1s'"),
+		Entry("section that is not an object", "timing", "5s", `timing: must be a JSON object, got "5s"`),
+	)
+
+	It("reports every problem at once", func() {
+		set(doc, "etcd.alias", "")
+		set(doc, "etcd.port", 0)
+		set(doc, "network.cidr", "nope")
+		set(doc, "bogus", true)
+		_, err := load()
+		Expect(problemsOf(err)).To(HaveLen(4))
+		Expect(err.Error()).To(HavePrefix("invalid config:\n"))
+	})
+
+	It("rejects a VNI with a backend that has none", func() {
+		set(doc, "network.backend_type", "host-gw")
+		_, err := load()
+		Expect(problemsOf(err)).To(ConsistOf("network.vni: only applies to the vxlan backend, but backend_type is 'host-gw'"))
+	})
+
+	It("rejects a backoff cap below the first backoff", func() {
+		set(doc, "timing.backoff_initial", "5s")
+		set(doc, "timing.backoff_max", "1s")
+		_, err := load()
+		Expect(problemsOf(err)).To(ConsistOf("timing.backoff_max: must not be shorter than timing.backoff_initial ('5s'), got '1s'"))
+	})
+
+	It("rejects a file that is not JSON", func() {
+		Expect(os.WriteFile(path, []byte(`{"etcd": `), 0o640)).To(Succeed())
+		_, err := config.Load(path)
+		Expect(problemsOf(err)).To(ConsistOf(HavePrefix("config: not valid JSON:")))
+	})
+
+	Describe("the TLS files", func() {
+		It("names a missing file", func() {
+			Expect(os.Remove(filepath.Join(dir, "ca.crt"))).To(Succeed())
+			_, err := load()
+			Expect(problemsOf(err)).To(ConsistOf("etcd.ca_file: cannot read '" + filepath.Join(dir, "ca.crt") + "': no such file"))
+		})
+
+		It("names an unreadable file", func() {
+			if os.Geteuid() == 0 {
+				Skip("root reads files whatever their mode")
+			}
+			Expect(os.Chmod(filepath.Join(dir, "client.crt"), 0)).To(Succeed())
+			_, err := load()
+			Expect(problemsOf(err)).To(ConsistOf(ContainSubstring("etcd.cert_file: cannot read")))
+		})
+
+		It("rejects a key that others can read, without printing it", func() {
+			keyPath := filepath.Join(dir, "client.key")
+			Expect(os.Chmod(keyPath, 0o644)).To(Succeed())
+			_, err := load()
+			Expect(problemsOf(err)).To(ConsistOf("etcd.key_file: '" + keyPath + "' is readable by others (mode 0644); it must not be (e.g. 0600 or 0640)"))
+			Expect(err.Error()).NotTo(ContainSubstring("PRIVATE KEY"))
+		})
+
+		It("accepts a key readable by its group, as BOSH renders job files", func() {
+			Expect(os.Chmod(filepath.Join(dir, "client.key"), 0o640)).To(Succeed())
+			_, err := load()
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		It("rejects a CA file without a certificate", func() {
+			Expect(os.WriteFile(filepath.Join(dir, "ca.crt"), []byte("not a certificate\n"), 0o644)).To(Succeed())
+			_, err := load()
+			Expect(problemsOf(err)).To(ConsistOf("etcd.ca_file: '" + filepath.Join(dir, "ca.crt") + "' holds no PEM certificate"))
+		})
+
+		It("rejects a certificate and key that do not belong together", func() {
+			set(doc, "etcd.key_file", filepath.Join(dir, "ca.key"))
+			_, err := load()
+			Expect(problemsOf(err)).To(ConsistOf(ContainSubstring("etcd.cert_file: '" + filepath.Join(dir, "client.crt") + "' and etcd.key_file")))
+		})
+	})
+})
+
+var _ = Describe("Parse", func() {
+	It("does not look at the files", func() {
+		data, err := json.Marshal(validJSON("/nonexistent"))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = config.Parse(data)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("round-trips durations as strings", func() {
+		data, err := json.Marshal(config.Default().Timing)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(data).To(ContainSubstring(`"startup_deadline":"5m0s"`))
+	})
+})

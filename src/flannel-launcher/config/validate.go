@@ -1,0 +1,137 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var (
+	dnsLabel = regexp.MustCompile(`(?i)^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	backends = []string{"vxlan", "host-gw", "udp", "wireguard", "ipip", "ipsec", "alloc"}
+)
+
+// problems collects one line per bad key.
+type problems []string
+
+func (p *problems) add(key, format string, args ...any) {
+	*p = append(*p, key+": "+fmt.Sprintf(format, args...))
+}
+
+func (c Config) validate() []string {
+	var p problems
+	c.Etcd.validate(&p)
+	c.DNS.validate(&p)
+	c.Network.validate(&p)
+	c.Flanneld.validate(&p)
+	c.Timing.validate(&p)
+	return p
+}
+
+func (e Etcd) validate(p *problems) {
+	switch {
+	case e.Alias == "":
+		p.add("etcd.alias", "is required (the bosh-dns alias of the etcd cluster, e.g. 'etcd.cfcr.internal')")
+	case !isDNSName(e.Alias):
+		p.add("etcd.alias", "must be a DNS name, got '%s'", e.Alias)
+	}
+	checkPort(p, "etcd.port", e.Port, false)
+	if !strings.HasPrefix(e.Prefix, "/") || (len(e.Prefix) > 1 && strings.HasSuffix(e.Prefix, "/")) || strings.ContainsAny(e.Prefix, " \t\n") {
+		p.add("etcd.prefix", "must be a key path such as '/coreos.com/network', got '%s'", e.Prefix)
+	}
+	checkAbsolute(p, "etcd.ca_file", e.CAFile)
+	checkAbsolute(p, "etcd.cert_file", e.CertFile)
+	checkAbsolute(p, "etcd.key_file", e.KeyFile)
+}
+
+func (d DNS) validate(p *problems) {
+	if d.Server != "" {
+		if _, err := netip.ParseAddrPort(d.Server); err != nil {
+			p.add("dns.server", "must be an IP address and port such as '169.254.0.2:53', got '%s'", d.Server)
+		}
+		return
+	}
+	checkAbsolute(p, "dns.resolv_conf", d.ResolvConf)
+}
+
+func (n Network) validate(p *problems) {
+	prefix, err := netip.ParsePrefix(n.CIDR)
+	switch {
+	case err != nil || !prefix.Addr().Is4():
+		p.add("network.cidr", "must be an IPv4 CIDR such as '10.200.0.0/16', got '%s'", n.CIDR)
+	case prefix.Masked() != prefix:
+		p.add("network.cidr", "'%s' has host bits set; did you mean '%s'?", n.CIDR, prefix.Masked())
+	case n.SubnetLen <= prefix.Bits() || n.SubnetLen > 30:
+		p.add("network.subnet_len", "must be longer than the network's /%d and at most 30, got %d", prefix.Bits(), n.SubnetLen)
+	}
+	if !slices.Contains(backends, n.BackendType) {
+		p.add("network.backend_type", "must be one of %s, got '%s'", strings.Join(backends, ", "), n.BackendType)
+	}
+	if n.VNI != 0 && n.BackendType != "vxlan" && slices.Contains(backends, n.BackendType) {
+		p.add("network.vni", "only applies to the vxlan backend, but backend_type is '%s'", n.BackendType)
+	} else if n.VNI < 0 || n.VNI > 1<<24-1 {
+		p.add("network.vni", "must be between 1 and 16777215, got %d", n.VNI)
+	}
+	checkPort(p, "network.port", n.Port, true)
+}
+
+func (f Flanneld) validate(p *problems) {
+	checkAbsolute(p, "flanneld.path", f.Path)
+	checkAbsolute(p, "flanneld.subnet_file", f.SubnetFile)
+	if f.PublicIP != "" && net.ParseIP(f.PublicIP) == nil {
+		p.add("flanneld.public_ip", "must be an IP address, got '%s'", f.PublicIP)
+	}
+	if strings.ContainsAny(f.Iface, " \t\n,") {
+		p.add("flanneld.iface", "must be one interface name or address, got '%s'", f.Iface)
+	}
+}
+
+func (t Timing) validate(p *problems) {
+	durations := map[string]Duration{
+		"timing.startup_deadline": t.StartupDeadline, "timing.dns_timeout": t.DNSTimeout,
+		"timing.probe_timeout": t.ProbeTimeout, "timing.resolve_interval": t.ResolveInterval,
+		"timing.backoff_initial": t.BackoffInitial, "timing.backoff_max": t.BackoffMax,
+	}
+	for _, key := range slices.Sorted(maps.Keys(durations)) {
+		if durations[key] <= 0 {
+			p.add(key, "must be longer than zero, got '%s'", durations[key].D())
+		}
+	}
+	if t.BackoffMax < t.BackoffInitial {
+		p.add("timing.backoff_max", "must not be shorter than timing.backoff_initial ('%s'), got '%s'", t.BackoffInitial.D(), t.BackoffMax.D())
+	}
+}
+
+func checkPort(p *problems, key string, port int, zeroAllowed bool) {
+	if (port == 0 && zeroAllowed) || (port >= 1 && port <= 65535) {
+		return
+	}
+	p.add(key, "must be a port between 1 and 65535, got %s", strconv.Itoa(port))
+}
+
+func checkAbsolute(p *problems, key, path string) {
+	if path == "" {
+		p.add(key, "is required")
+	} else if !filepath.IsAbs(path) {
+		p.add(key, "must be an absolute path, got '%s'", path)
+	}
+}
+
+func isDNSName(name string) bool {
+	name = strings.TrimSuffix(name, ".")
+	if len(name) == 0 || len(name) > 253 || net.ParseIP(name) != nil {
+		return false
+	}
+	for _, label := range strings.Split(name, ".") {
+		if !dnsLabel.MatchString(label) {
+			return false
+		}
+	}
+	return true
+}
