@@ -28,7 +28,7 @@ type Resolver struct {
 // New uses dns.server when it is set, otherwise every nameserver of dns.resolv_conf. timeout bounds each query.
 func New(cfg config.DNS, timeout time.Duration) (*Resolver, error) {
 	if cfg.Server != "" {
-		return &Resolver{servers: []string{cfg.Server}, timeout: timeout}, nil
+		return ForServers([]string{cfg.Server}, timeout), nil
 	}
 	conf, err := dns.ClientConfigFromFile(cfg.ResolvConf)
 	if err != nil {
@@ -41,7 +41,12 @@ func New(cfg config.DNS, timeout time.Duration) (*Resolver, error) {
 	for i, server := range conf.Servers {
 		servers[i] = net.JoinHostPort(server, conf.Port)
 	}
-	return &Resolver{servers: servers, timeout: timeout}, nil
+	return ForServers(servers, timeout), nil
+}
+
+// ForServers asks the given host:port servers in order.
+func ForServers(servers []string, timeout time.Duration) *Resolver {
+	return &Resolver{servers: servers, timeout: timeout}
 }
 
 // Servers are the host:port addresses asked, in order.

@@ -16,7 +16,8 @@ type Backoff struct {
 	Max     time.Duration
 }
 
-func (b Backoff) delay(attempt int) time.Duration {
+// Delay is the wait after the given attempt (1 for the first).
+func (b Backoff) Delay(attempt int) time.Duration {
 	d := b.Initial
 	for i := 1; i < attempt && d < b.Max; i++ {
 		d *= 2
@@ -42,7 +43,7 @@ func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, lo
 		}
 		attempts++
 		lastErr = err
-		wait := b.delay(attempts)
+		wait := b.Delay(attempts)
 		logger.Warn(logTag, "Attempt %d: %s; retrying in %s", attempts, err, wait.Round(time.Millisecond))
 		if !sleep(ctx, wait) {
 			break
