@@ -1,0 +1,36 @@
+// Package interpolate runs the bosh CLI's `bosh int` (offline) to apply ops-files to a manifest.
+package interpolate
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+)
+
+// BoshPath is where scripts/build-bosh-cli puts the bosh CLI: ${FLANNEL_DNS_CACHE:-/var/cache/flannel-dns}/bin/bosh.
+func BoshPath() string {
+	cache := os.Getenv("FLANNEL_DNS_CACHE")
+	if cache == "" {
+		cache = "/var/cache/flannel-dns"
+	}
+	return filepath.Join(cache, "bin", "bosh")
+}
+
+// Manifest returns `bosh int manifest -o opsFiles[0] -o ...`.
+func Manifest(bosh, manifest string, opsFiles ...string) ([]byte, error) {
+	args := []string{"int", manifest}
+	for _, o := range opsFiles {
+		args = append(args, "-o", o)
+	}
+	cmd := exec.Command(bosh, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, bosherr.WrapErrorf(err, "bosh int %s: %s", strings.Join(args[1:], " "), strings.TrimSpace(stderr.String()+stdout.String()))
+	}
+	return stdout.Bytes(), nil
+}
