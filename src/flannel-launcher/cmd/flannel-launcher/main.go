@@ -1,12 +1,140 @@
+// Command flannel-launcher finds etcd through the bosh-dns alias and runs flanneld (`run`), or reports what
+// it sees (`check`). main only wires the packages and maps errors to exit statuses.
 package main
 
 import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
-	_ "github.com/cloudfoundry/bosh-utils/errors"
-	_ "github.com/cloudfoundry/bosh-utils/logger"
-	_ "github.com/miekg/dns"
-	_ "go.etcd.io/etcd/client/v3"
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
 )
 
-func main() { os.Exit(0) }
+// version is set at build time: -ldflags "-X main.version=..."
+var version = "dev"
+
+const (
+	logTag = "flannel-launcher"
+	usage  = `usage:
+  flannel-launcher run --config FILE             find etcd through the alias and run flanneld
+  flannel-launcher check --config FILE [--json]  report what this VM sees; exit 0 when flanneld could start
+  flannel-launcher version                       print the version
+`
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		return exitUsage
+	}
+	switch args[1] {
+	case "run":
+		return runCommand(args[2:])
+	case "check":
+		return checkCommand(args[2:])
+	case "version":
+		fmt.Println(version)
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Print(usage)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "unknown command '%s'\n%s", args[1], usage)
+	return exitUsage
+}
+
+func runCommand(args []string) int {
+	stop := make(chan os.Signal, 2)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	logger := newLogger(boshlog.LevelInfo)
+	flags, configPath := newFlags("run")
+	if err := flags.Parse(args); err != nil || *configPath == "" {
+		return usageError(flags, err)
+	}
+	logger.Info(logTag, "starting: version=%s config=%s", version, *configPath)
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		return fail(logger, err)
+	}
+	launcher, err := launch.New(cfg, logger)
+	if err != nil {
+		return fail(logger, err)
+	}
+	status, err := launcher.Run(stop)
+	if err != nil {
+		return fail(logger, err)
+	}
+	logger.Info(logTag, "exiting with flanneld's status: status=%d", status)
+	return status
+}
+
+func checkCommand(args []string) int {
+	logger := newLogger(boshlog.LevelWarn)
+	flags, configPath := newFlags("check")
+	asJSON := flags.Bool("json", false, "print the report as JSON")
+	if err := flags.Parse(args); err != nil || *configPath == "" {
+		return usageError(flags, err)
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		return fail(logger, err)
+	}
+	if err := check.Run(cfg, *asJSON, os.Stdout, logger); err != nil {
+		return fail(logger, err)
+	}
+	return 0
+}
+
+func newFlags(command string) (*flag.FlagSet, *string) {
+	flags := flag.NewFlagSet(command, flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	return flags, flags.String("config", "", "the launcher's JSON config file")
+}
+
+func usageError(flags *flag.FlagSet, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Print(usage)
+		return 0
+	}
+	if err == nil {
+		err = errors.New("--config is required")
+	}
+	fmt.Fprintf(os.Stderr, "%s: %s\n%s", flags.Name(), err, usage)
+	return exitUsage
+}
+
+// fail logs why and picks the exit status: 2 for a bad config (nothing was started), 1 for the rest.
+func fail(logger boshlog.Logger, err error) int {
+	var invalid *config.InvalidError
+	if errors.As(err, &invalid) {
+		for _, problem := range invalid.Problems {
+			logger.Error(logTag, "invalid config: %s", problem)
+		}
+		return exitUsage
+	}
+	if errors.Is(err, check.ErrNotReady) {
+		return exitFailure
+	}
+	logger.Error(logTag, "%s", err)
+	return exitFailure
+}
+
+func newLogger(level boshlog.LogLevel) boshlog.Logger {
+	logger := boshlog.NewWriterLogger(level, os.Stderr)
+	logger.UseRFC3339Timestamps()
+	return logger
+}

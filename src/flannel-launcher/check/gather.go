@@ -1,0 +1,112 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
+)
+
+// Gather looks at everything `run` needs before it starts flanneld, in the same order, without writing to
+// etcd. It is ready when `run` would start flanneld now and the stored network config is the desired one
+// (or network.enforce would replace it).
+func Gather(ctx context.Context, cfg config.Config, resolver members.Resolver, logger boshlog.Logger) Report {
+	network := cfg.Network
+	report := Report{
+		Alias:         Alias{Name: cfg.Etcd.Alias, Addresses: []string{}},
+		ServerCerts:   []ServerCert{},
+		Members:       []Member{},
+		NetworkConfig: NetworkConfig{Key: cfg.Etcd.NetworkConfigKey(), State: "unknown", Desired: string(network.Desired())},
+		Problems:      []string{},
+	}
+	report.gather(ctx, cfg, resolver, logger)
+	report.Ready = len(report.Problems) == 0
+	return report
+}
+
+func (r *Report) gather(ctx context.Context, cfg config.Config, resolver members.Resolver, logger boshlog.Logger) {
+	ips, err := resolver.Lookup(ctx, cfg.Etcd.Alias)
+	if err != nil {
+		r.Alias.Error = err.Error()
+		r.problem(err)
+		return
+	}
+	for _, ip := range ips {
+		r.Alias.Addresses = append(r.Alias.Addresses, ip.String())
+	}
+	cluster, err := members.New(cfg, resolver, logger)
+	if err != nil {
+		r.problem(err)
+		return
+	}
+	if !r.checkServerCerts(ctx, cluster, ips) {
+		return
+	}
+	client, err := cluster.Client()
+	if err != nil {
+		r.problem(err)
+		return
+	}
+	defer client.Close()
+	list, err := cluster.Members(ctx, client)
+	if err != nil {
+		r.problem(err)
+		return
+	}
+	r.addMembers(list)
+	status, err := netconfig.Read(ctx, client, cfg.Etcd.NetworkConfigKey(), cfg.Network.Desired())
+	r.addNetworkConfig(status, err, cfg.Network.Enforce)
+}
+
+func (r *Report) checkServerCerts(ctx context.Context, cluster *members.Cluster, ips []net.IP) bool {
+	certs, err := cluster.CheckServerCerts(ctx, ips)
+	for _, cert := range certs {
+		r.ServerCerts = append(r.ServerCerts, ServerCert{
+			Address: cert.Address, CoversAlias: cert.CoversAlias, NotAfter: cert.NotAfter.UTC(), Error: errorText(cert.Err),
+		})
+	}
+	if err != nil {
+		r.problem(err)
+		return false
+	}
+	return true
+}
+
+func (r *Report) addMembers(list []members.Member) {
+	for _, m := range list {
+		r.Members = append(r.Members, Member{
+			Name: m.Name, ClientURL: m.ClientURL, Resolves: m.Resolves, Healthy: m.Healthy(), Leader: m.Leader,
+			Version: m.Version, RTTMillis: float64(m.RTT.Microseconds()) / 1000, Error: errorText(m.Err),
+		})
+	}
+}
+
+func (r *Report) addNetworkConfig(status netconfig.Status, err error, enforce bool) {
+	if err != nil {
+		r.NetworkConfig.Error = err.Error()
+		r.problem(err)
+		return
+	}
+	r.NetworkConfig.State = string(status.State)
+	r.NetworkConfig.Existing = string(status.Existing)
+	r.NetworkConfig.Differences = status.Differences
+	if status.State == netconfig.Different && !enforce {
+		r.problem(fmt.Errorf("the network config at '%s' differs from the desired one and network.enforce is false", status.Key))
+	}
+}
+
+func (r *Report) problem(err error) {
+	r.Problems = append(r.Problems, err.Error())
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,107 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
+)
+
+// etcdTimeout bounds one attempt's etcd requests, so that a member that stops answering mid-attempt costs a
+// retry rather than the whole startup deadline.
+const etcdTimeout = 5 * time.Second
+
+type discovery struct {
+	aliasIPs   []net.IP
+	memberURLs []string
+}
+
+// discover retries attempts with capped, jittered backoff until one succeeds, one fails for good, or ctx ends.
+func (l Launcher) discover(ctx context.Context) (discovery, error) {
+	cluster, err := members.New(l.Config, l.Resolver, l.Logger)
+	if err != nil {
+		return discovery{}, &GiveUpError{Step: "setting up TLS for etcd", Attempts: 0, Err: err}
+	}
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		found, err := l.attempt(ctx, cluster, attempt)
+		var retry *RetryError
+		if err == nil || !errors.As(err, &retry) {
+			return found, err
+		}
+		wait := l.backoff(attempt)
+		l.Logger.Warn(logTag, "reaching etcd failed, retrying: attempt=%d retry_in=%s error='%s'",
+			attempt, wait.Round(time.Millisecond), retry.Err)
+		select {
+		case <-ctx.Done():
+			return discovery{}, &GiveUpError{Step: "reaching etcd", Attempts: attempt, Waited: time.Since(start), Err: retry.Err}
+		case <-l.Clock.After(wait):
+		}
+	}
+}
+
+// attempt makes one pass from the alias to the network config. A *RetryError may pass on a later attempt;
+// a *GiveUpError will not.
+func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) (discovery, error) {
+	timing := l.Config.Timing
+	backoff := resolve.Backoff{Initial: timing.BackoffInitial.D(), Max: timing.BackoffMax.D()}
+	ips, err := l.Resolver.WaitForAnswer(ctx, l.Config.Etcd.Alias, backoff, l.Logger)
+	if err != nil {
+		return discovery{}, &GiveUpError{Step: "resolving the alias", Attempts: n, Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
+	defer cancel()
+	if _, err := cluster.CheckServerCerts(ctx, ips); err != nil {
+		var certErr *members.CertError
+		if errors.As(err, &certErr) {
+			return discovery{}, &GiveUpError{Step: "checking etcd's server certificate", Attempts: n, Err: err}
+		}
+		return discovery{}, &RetryError{Attempt: n, Err: err}
+	}
+	urls, err := l.membersAndNetwork(ctx, cluster)
+	if err != nil {
+		return discovery{}, &RetryError{Attempt: n, Err: err}
+	}
+	return discovery{aliasIPs: ips, memberURLs: urls}, nil
+}
+
+// membersAndNetwork opens the only etcd client of the run and closes it before flanneld starts.
+func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluster) ([]string, error) {
+	client, err := cluster.Client()
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	list, err := cluster.Members(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	urls := members.HealthyURLs(list)
+	if len(urls) == 0 {
+		l.Logger.Warn(logTag, "no member is healthy from here, flanneld gets the alias only: members=%d", len(list))
+	}
+	network := l.Config.Network
+	if _, err := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), network.Enforce, l.Logger); err != nil {
+		return nil, bosherr.WrapError(err, "Ensuring the network config")
+	}
+	return urls, nil
+}
+
+// backoff doubles from timing.backoff_initial up to timing.backoff_max; each wait is drawn between half and
+// all of that, so that many VMs starting together do not retry in step.
+func (l Launcher) backoff(attempt int) time.Duration {
+	limit := l.Config.Timing.BackoffMax.D()
+	d := l.Config.Timing.BackoffInitial.D()
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	return d/2 + rand.N(d/2+1)
+}

@@ -1,0 +1,106 @@
+// Package launch is the `run` flow: resolve the alias, find the healthy etcd members, make sure the network
+// config exists, then run flanneld while watching the alias. etcd is only talked to before flanneld starts.
+package launch
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
+)
+
+// Resolver looks up the alias and the members' names; *resolve.Resolver is one.
+type Resolver interface {
+	Lookup(ctx context.Context, name string) ([]net.IP, error)
+	WaitForAnswer(ctx context.Context, name string, b resolve.Backoff, logger boshlog.Logger) ([]net.IP, error)
+}
+
+// Launcher holds everything the run touches, so tests can swap the resolver, the process starter and the
+// clock.
+type Launcher struct {
+	Config    config.Config
+	Resolver  Resolver
+	Starter   flanneld.Starter
+	Clock     Clock
+	Logger    boshlog.Logger
+	KillAfter time.Duration
+}
+
+// New wires the real parts: the DNS servers from cfg.DNS, flanneld as a child process, the wall clock.
+func New(cfg config.Config, logger boshlog.Logger) (Launcher, error) {
+	resolver, err := resolve.New(cfg.DNS, cfg.Timing.DNSTimeout.D())
+	if err != nil {
+		return Launcher{}, bosherr.WrapError(err, "Setting up the DNS resolver")
+	}
+	return Launcher{
+		Config:    cfg,
+		Resolver:  resolver,
+		Starter:   flanneld.ExecStarter{Stdout: os.Stdout, Stderr: os.Stderr},
+		Clock:     RealClock{},
+		Logger:    logger,
+		KillAfter: flanneld.DefaultKillAfter,
+	}, nil
+}
+
+// Run prepares and runs flanneld. It returns flanneld's exit status, or 1 and the reason when flanneld did
+// not start. Signals from stop end the preparation, or are passed on to flanneld once it runs.
+func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
+	found, err := l.prepare(stop)
+	if err != nil {
+		return 1, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var watching sync.WaitGroup
+	watching.Go(func() {
+		watcher := resolve.NewWatcher(l.Resolver, l.Config.Etcd.Alias, found.aliasIPs, l.Logger)
+		watcher.Run(ctx, l.Clock.Ticks(ctx, l.Config.Timing.ResolveInterval.D()))
+	})
+	defer watching.Wait()
+	defer cancel()
+
+	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter}
+	return runner.Run(l.Config.Flanneld.Path, flanneld.Args(l.Config, found.memberURLs), stop)
+}
+
+// prepare runs until flanneld can start, the startup deadline passes, or a stop signal comes.
+func (l Launcher) prepare(stop <-chan os.Signal) (discovery, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.Config.Timing.StartupDeadline.D())
+	defer cancel()
+	stopWatch := cancelOnStop(cancel, stop)
+	found, err := l.discover(ctx)
+	if sig := stopWatch(); sig != nil {
+		l.Logger.Info(logTag, "stop signal before flanneld started: signal=%s", sig)
+		return discovery{}, &StoppedError{Signal: sig.String()}
+	}
+	return found, err
+}
+
+// cancelOnStop cancels when a signal comes from stop before the returned function is called; that function
+// returns the signal, or nil when none came.
+func cancelOnStop(cancel context.CancelFunc, stop <-chan os.Signal) func() os.Signal {
+	quit := make(chan struct{})
+	received := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case sig := <-stop:
+			cancel()
+			received <- sig
+		case <-quit:
+			received <- nil
+		}
+	}()
+	return func() os.Signal {
+		close(quit)
+		return <-received
+	}
+}
+
+const logTag = "launch"
