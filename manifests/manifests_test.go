@@ -1,0 +1,203 @@
+package manifests_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
+	"net"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/interpolate"
+	"github.com/flannel-dns/flannel-dns/placement"
+)
+
+var _ = Describe("the swap-in ops-files", func() {
+	for _, f := range fixtures {
+		Describe(f.file, func() {
+			var before, after view
+
+			BeforeEach(func() {
+				raw, err := interpolate.Manifest(bosh, f.path())
+				Expect(err).NotTo(HaveOccurred())
+				before = viewOf(raw)
+				after = viewOf(f.adopted())
+			})
+
+			It("adds the flannel-dns release", func() {
+				Expect(after.Releases).To(ContainElement(release{Name: "flannel-dns", Version: "latest"}))
+			})
+
+			It("moves flanneld to flannel-dns wherever it runs, keeping kubo's properties", func() {
+				var swapped []string
+				for _, g := range before.Groups {
+					old, found := g.Job("flanneld")
+					if !found {
+						continue
+					}
+					swapped = append(swapped, g.Name)
+					now := job(groupOf(after, g.Name), "flanneld")
+					Expect(now.Release).To(Equal("flannel-dns"))
+					for key, value := range old.Properties {
+						Expect(now.Properties).To(HaveKeyWithValue(key, value), "instance group %s", g.Name)
+					}
+				}
+				Expect(swapped).To(ConsistOf("master", "worker"))
+				for _, g := range after.Groups {
+					Expect(g.HasJob("flanneld", "kubo")).To(BeFalse(), "instance group %s", g.Name)
+				}
+			})
+
+			It("points the launcher at the etcd alias that cfcr-etcd's DNS suffix implies", func() {
+				suffix := prop(job(after.etcdGroup(), "etcd").Properties, "etcd", "dns_suffix")
+				for _, g := range groupsWith(after, "flanneld") {
+					Expect(prop(job(g, "flanneld").Properties, "etcd", "alias")).To(Equal(suffix), "instance group %s", g.Name)
+				}
+			})
+
+			It("gives flanneld a client certificate that etcd accepts and the CA that signed etcd's server certificate", func() {
+				etcdTLS := job(after.etcdGroup(), "etcd").Properties
+				trustedClientCA := after.issuer(prop(etcdTLS, "tls", "etcd", "ca"))
+				serverCert, _ := ref(prop(etcdTLS, "tls", "etcd", "certificate"))
+
+				for _, g := range groupsWith(after, "flanneld") {
+					props := job(g, "flanneld").Properties
+					cert, field := ref(prop(props, "tls", "etcdctl", "certificate"))
+					Expect(field).To(Equal("certificate"))
+					key, field := ref(prop(props, "tls", "etcdctl", "private_key"))
+					Expect([]string{key, field}).To(Equal([]string{cert, "private_key"}))
+
+					client := after.variable(cert)
+					Expect(client.Type).To(Equal("certificate"))
+					Expect(client.Options.CA).To(Equal(trustedClientCA))
+					Expect(client.Options.ExtendedKeyUsage).To(ContainElement("client_auth"))
+					Expect(after.issuer(prop(props, "tls", "etcdctl", "ca"))).To(Equal(after.variable(serverCert).Options.CA))
+				}
+			})
+
+			It("re-issues etcd's server certificate for every name the launcher and flanneld dial", func() {
+				etcd := after.etcdGroup()
+				props := job(etcd, "etcd").Properties
+				serverCert, _ := ref(prop(props, "tls", "etcd", "certificate"))
+				server := after.variable(serverCert)
+				Expect(server.UpdateMode).To(Equal("converge"))
+
+				suffix := prop(props, "etcd", "dns_suffix").(string)
+				dialed := []string{suffix}
+				for n := range 12 {
+					// cfcr-etcd advertises <group>-<index>.<dns_suffix>
+					dialed = append(dialed, fmt.Sprintf("%s-%d.%s", etcd.Name, n, suffix))
+				}
+				cert := issue(server)
+				for _, name := range dialed {
+					Expect(hostnameError(cert, name)).To(BeEmpty())
+				}
+				for _, name := range []string{"master.cfcr.internal", "x.master-0." + suffix, suffix + ".example"} {
+					Expect(hostnameError(cert, name)).NotTo(BeEmpty(), name)
+				}
+				// before: CN only, which Go ignores
+				Expect(hostnameError(issue(before.variable(serverCert)), suffix)).NotTo(BeEmpty())
+			})
+
+			It("keeps kubo-dns-aliases off the workers and gives them cfcr-dns-aliases named after the manifest", func() {
+				etcd := after.etcdGroup()
+				suffix := prop(job(etcd, "etcd").Properties, "etcd", "dns_suffix")
+				for _, w := range after.workers() {
+					Expect(w.HasJob("kubo-dns-aliases", "kubo")).To(BeFalse(), "instance group %s", w.Name)
+					aliases := job(w, "cfcr-dns-aliases")
+					Expect(aliases.Release).To(Equal("flannel-dns"))
+					Expect(aliases.Properties).To(HaveKeyWithValue("group", etcd.Name))
+					Expect(aliases.Properties).To(HaveKeyWithValue("network", etcd.Networks[0]))
+					Expect(aliases.Properties).To(HaveKeyWithValue("deployment", after.Name))
+					Expect("etcd." + aliases.Properties["domain"].(string)).To(Equal(suffix))
+					Expect(aliases.Properties).NotTo(HaveKey("max-members"))
+				}
+			})
+
+			It("leaves the masters their per-member names and adds only the etcd alias there", func() {
+				master := groupOf(after, "master")
+				Expect(master.HasJob("kubo-dns-aliases", "kubo")).To(BeTrue())
+				aliases := job(master, "cfcr-dns-aliases")
+				Expect(aliases.Release).To(Equal("flannel-dns"))
+				Expect(aliases.Properties).To(HaveKeyWithValue("max-members", 0))
+				Expect(aliases.Properties).To(HaveKeyWithValue("group", "master"))
+			})
+
+			It("leaves etcd's v3 auth off, so kube-apiserver and the etcd job's own etcdctl keep working", func() {
+				users, _ := prop(job(after.etcdGroup(), "etcd").Properties, "users").([]any)
+				for _, u := range users {
+					Expect(prop(u.(map[string]any), "versions")).NotTo(ContainElement("v3"))
+				}
+				Expect(users).To(Equal(mustSlice(prop(job(before.etcdGroup(), "etcd").Properties, "users"))))
+			})
+		})
+	}
+
+	It("refuses a companion that does not fit the manifest", func() {
+		_, err := interpolate.Manifest(bosh, fixtures[0].path(), opsFile("use-flannel-dns.yml"), opsFile(fixtures[1].companion))
+		Expect(err).To(MatchError(ContainSubstring("tls-etcd-v0-29-0")))
+		_, err = interpolate.Manifest(bosh, fixtures[1].path(), opsFile("use-flannel-dns.yml"), opsFile(fixtures[0].companion))
+		Expect(err).To(MatchError(ContainSubstring("tls-etcd-v0-17-0")))
+	})
+})
+
+func groupOf(v view, name string) placement.Group {
+	g, found := v.Group(name)
+	Expect(found).To(BeTrue(), "no instance group %q", name)
+	return g
+}
+
+func groupsWith(v view, jobName string) []placement.Group {
+	var gs []placement.Group
+	for _, g := range v.Groups {
+		if _, found := g.Job(jobName); found {
+			gs = append(gs, g)
+		}
+	}
+	Expect(gs).NotTo(BeEmpty(), "no instance group runs %s", jobName)
+	return gs
+}
+
+func mustSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+// hostnameError is Go's verdict on whether cert is valid for name: empty when it is.
+func hostnameError(cert *x509.Certificate, name string) string {
+	if err := cert.VerifyHostname(name); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// issue makes a certificate from a certificate variable's options, as the config server would, so that Go's own
+// host name check can be asked about it.
+func issue(v variable) *x509.Certificate {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	Expect(err).NotTo(HaveOccurred())
+	template := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: v.Options.CommonName},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	for _, name := range v.Options.AlternativeNames {
+		if ip := net.ParseIP(name); ip != nil {
+			template.IPAddresses = append(template.IPAddresses, ip)
+		} else {
+			template.DNSNames = append(template.DNSNames, name)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	Expect(err).NotTo(HaveOccurred())
+	cert, err := x509.ParseCertificate(der)
+	Expect(err).NotTo(HaveOccurred())
+	return cert
+}

@@ -1,0 +1,134 @@
+package manifests_test
+
+import (
+	"fmt"
+	"path/filepath"
+
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/impact"
+	"github.com/flannel-dns/flannel-dns/interpolate"
+	"github.com/flannel-dns/flannel-dns/jobrender"
+	"github.com/flannel-dns/flannel-dns/placement"
+)
+
+var memberCounts = []int{1, 2, 3, 5, 7}
+
+// workerState is everything BOSH would compare on one worker instance that a manifest decides: the jobs that
+// land there with their properties, and the bytes of every template of this release's jobs.
+type workerState struct {
+	Jobs     []placement.Job
+	Rendered map[string]map[string][]byte
+}
+
+var _ = Describe("scaling etcd", func() {
+	var renderer jobrender.Renderer
+
+	BeforeEach(func() {
+		renderer = jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, GinkgoWriter))
+	})
+
+	// workers returns the state of every instance of every worker group, by "group/index".
+	workers := func(v view) map[string]workerState {
+		states := map[string]workerState{}
+		etcd := v.etcdGroup()
+		for _, g := range v.workers() {
+			for index := range g.Instances {
+				states[fmt.Sprintf("%s/%d", g.Name, index)] = workerState{Jobs: g.Jobs, Rendered: render(renderer, v, g, index, etcd)}
+			}
+		}
+		return states
+	}
+
+	type scaled struct {
+		name     string
+		manifest func(etcdMembers int) []byte
+	}
+	cases := []scaled{{
+		name: "the standalone example",
+		manifest: func(n int) []byte {
+			raw, err := interpolate.Manifest(bosh, example(), instancesOps("etcd", n))
+			Expect(err).NotTo(HaveOccurred())
+			return raw
+		},
+	}}
+	for _, f := range fixtures {
+		cases = append(cases, scaled{
+			name:     f.file + " with flannel-dns",
+			manifest: func(n int) []byte { return f.adopted(instancesOps("master", n)) },
+		})
+	}
+
+	for _, c := range cases {
+		It(c.name+": every worker is the same for 1, 2, 3, 5 and 7 etcd members", func() {
+			var first map[string]workerState
+			for _, n := range memberCounts {
+				v := viewOf(c.manifest(n))
+				Expect(v.etcdGroup().Instances).To(Equal(n))
+				states := workers(v)
+				for name, s := range states {
+					Expect(s.Rendered).To(HaveKey("flanneld"), name)
+					Expect(s.Rendered).To(HaveKey("cfcr-dns-aliases"), name)
+					for _, j := range s.Jobs {
+						Expect(impact.IsLister(j)).To(BeFalse(), "%s carries %s/%s", name, j.Release, j.Name)
+					}
+				}
+				if first == nil {
+					first = states
+					continue
+				}
+				Expect(states).To(Equal(first), "%d etcd members against %d", n, memberCounts[0])
+			}
+		})
+	}
+
+	for _, f := range fixtures {
+		It(f.file+" unmodified: workers carry kubo's flanneld and kubo-dns-aliases, which list the masters", func() {
+			raw, err := interpolate.Manifest(bosh, f.path(), instancesOps("master", 5))
+			Expect(err).NotTo(HaveOccurred())
+			v := viewOf(raw)
+			Expect(groupOf(v, "master").Instances).To(Equal(5))
+			for _, g := range v.workers() {
+				Expect(g.HasJob("flanneld", "kubo")).To(BeTrue(), g.Name)
+				Expect(g.HasJob("kubo-dns-aliases", "kubo")).To(BeTrue(), g.Name)
+				var listers []string
+				for _, j := range g.Jobs {
+					if impact.IsLister(j) {
+						listers = append(listers, j.Name)
+					}
+				}
+				Expect(listers).To(ConsistOf("flanneld", "kubo-dns-aliases"))
+			}
+		})
+	}
+})
+
+// render renders this release's jobs on instance index of g. The link data holds the masters, as the director
+// would put it, so that a template that read it would render differently as masters scale.
+func render(r jobrender.Renderer, v view, g placement.Group, index int, masters placement.Group) map[string]map[string][]byte {
+	instance := impact.InstanceOf(v.Deployment, g, index)
+	instance.Links = map[string]any{"etcd": map[string]any{"instances": linkInstances(v, masters)}}
+	out := map[string]map[string][]byte{}
+	for _, j := range g.Jobs {
+		if j.Release != impact.Release {
+			continue
+		}
+		job, err := jobrender.LoadJob(filepath.Join(repoRoot, "jobs", j.Name))
+		Expect(err).NotTo(HaveOccurred())
+		rendered, err := r.Render(job, j.Properties, instance)
+		Expect(err).NotTo(HaveOccurred(), "rendering %s on %s/%d", j.Name, g.Name, index)
+		out[j.Name] = rendered.Files
+	}
+	return out
+}
+
+func linkInstances(v view, g placement.Group) []any {
+	var instances []any
+	for index := range g.Instances {
+		in := impact.InstanceOf(v.Deployment, g, index)
+		instances = append(instances, map[string]any{"name": g.Name, "index": index, "id": in.ID, "address": in.Address, "az": in.AZ})
+	}
+	return instances
+}
