@@ -1,0 +1,166 @@
+// Package master runs a real etcd member on a simulated master VM the way cfcr-etcd does: TLS with
+// client certificates for clients and peers, advertising https://master-N.etcd.<domain>, joining with
+// `member add` before it starts and leaving with `member remove` when drained.
+package master
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/e2e/vm"
+	"github.com/flannel-dns/flannel-dns/testenv/pki"
+)
+
+const (
+	configDir = "/var/vcap/jobs/etcd/config"
+	process   = "etcd"
+)
+
+// Member is one master instance.
+type Member struct {
+	*vm.VM
+	Index  int
+	Domain string // cfcr.internal
+}
+
+// MemberName is etcd's name for the member, the instance's name in BOSH terms.
+func (m *Member) MemberName() string { return fmt.Sprintf("master-%d", m.Index) }
+
+// Host is the per-member name that the member advertises.
+func (m *Member) Host() string { return fmt.Sprintf("master-%d.etcd.%s", m.Index, m.Domain) }
+
+// ClientURL is the advertised client URL.
+func (m *Member) ClientURL() string { return "https://" + m.Host() + ":2379" }
+
+// PeerURL is the advertised peer URL.
+func (m *Member) PeerURL() string { return "https://" + m.Host() + ":2380" }
+
+// Install issues the member's certificate, writes it with the CA and client certificate into the job's
+// config, and links the etcd package at binDir, as BOSH would lay out the job.
+func (m *Member) Install(ca *pki.CA, client pki.Pair, binDir string) error {
+	ips := []net.IP{net.IP(m.Address.AsSlice())}
+	names := []string{m.Host(), "etcd." + m.Domain, "master." + m.Domain}
+	server, err := ca.Issue(pki.Server(m.MemberName(), names, ips))
+	if err != nil {
+		return err
+	}
+	dir := m.Path(configDir)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return bosherr.WrapErrorf(err, "Creating %s on %s", configDir, m.Name)
+	}
+	files := map[string]string{"ca.crt": ca.CertFile, "server.crt": server.CertFile, "server.key": server.KeyFile,
+		"client.crt": client.CertFile, "client.key": client.KeyFile}
+	for name, src := range files {
+		content, err := os.ReadFile(src)
+		if err != nil {
+			return bosherr.WrapErrorf(err, "Reading %s", src)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+			return bosherr.WrapErrorf(err, "Writing %s on %s", name, m.Name)
+		}
+	}
+	pkgs := m.Path("/var/vcap/packages")
+	if err := os.MkdirAll(pkgs, 0o755); err != nil {
+		return bosherr.WrapErrorf(err, "Creating packages directory on %s", m.Name)
+	}
+	return os.Symlink(binDir, filepath.Join(pkgs, "etcd"))
+}
+
+// Start starts etcd. cluster lists every member of the cluster it joins, itself included;
+// state is "new" for the first deploy and "existing" for a member added later.
+func (m *Member) Start(cluster []*Member, state string) error {
+	var initial []string
+	for _, peer := range cluster {
+		initial = append(initial, peer.MemberName()+"="+peer.PeerURL())
+	}
+	addr := m.Address.String()
+	args := []string{"/var/vcap/packages/etcd/etcd",
+		"--name=" + m.MemberName(),
+		"--data-dir=/var/vcap/store/etcd",
+		"--listen-client-urls=https://" + addr + ":2379",
+		"--advertise-client-urls=" + m.ClientURL(),
+		"--listen-peer-urls=https://" + addr + ":2380",
+		"--initial-advertise-peer-urls=" + m.PeerURL(),
+		"--initial-cluster=" + strings.Join(initial, ","),
+		"--initial-cluster-state=" + state,
+		"--initial-cluster-token=cfcr-e2e",
+		"--client-cert-auth", "--trusted-ca-file=" + configDir + "/ca.crt",
+		"--cert-file=" + configDir + "/server.crt", "--key-file=" + configDir + "/server.key",
+		"--peer-client-cert-auth", "--peer-trusted-ca-file=" + configDir + "/ca.crt",
+		"--peer-cert-file=" + configDir + "/server.crt", "--peer-key-file=" + configDir + "/server.key",
+		"--tls-min-version=TLS1.2",
+	}
+	return m.VM.Start(process, nil, args...)
+}
+
+// WaitHealthy waits until the member answers a health check through its own client URL.
+func (m *Member) WaitHealthy(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := m.Etcdctl("endpoint", "health", "--endpoints="+m.ClientURL())
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return bosherr.WrapErrorf(err, "Member %s not healthy after %s", m.MemberName(), timeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// Add registers newcomer with the cluster through m (cfcr-etcd runs `member add` before starting).
+func (m *Member) Add(newcomer *Member) error {
+	_, err := m.Etcdctl("member", "add", newcomer.MemberName(), "--peer-urls="+newcomer.PeerURL())
+	return err
+}
+
+// Drain removes the member from the cluster (cfcr-etcd's drain) and stops etcd.
+func (m *Member) Drain() error {
+	id, err := m.memberID()
+	if err != nil {
+		return err
+	}
+	if _, err := m.Etcdctl("member", "remove", id); err != nil {
+		return err
+	}
+	m.VM.Stop(process, 10*time.Second)
+	return nil
+}
+
+// Etcdctl runs etcdctl on the member's VM with the client certificate, against its own client URL
+// unless args name other endpoints.
+func (m *Member) Etcdctl(args ...string) (string, error) {
+	full := []string{"/var/vcap/packages/etcd/etcdctl", "--endpoints=" + m.ClientURL(),
+		"--cacert=" + configDir + "/ca.crt", "--cert=" + configDir + "/client.crt",
+		"--key=" + configDir + "/client.key", "--command-timeout=5s"}
+	return m.Run(append(full, args...)...)
+}
+
+func (m *Member) memberID() (string, error) {
+	out, err := m.Etcdctl("member", "list", "-w", "json")
+	if err != nil {
+		return "", err
+	}
+	var list struct {
+		Members []struct {
+			ID   uint64 `json:"ID"`
+			Name string `json:"name"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return "", bosherr.WrapErrorf(err, "Parsing member list from %s", m.MemberName())
+	}
+	for _, member := range list.Members {
+		if member.Name == m.MemberName() {
+			return fmt.Sprintf("%x", member.ID), nil
+		}
+	}
+	return "", bosherr.Errorf("Member %s not in the member list", m.MemberName())
+}

@@ -1,0 +1,195 @@
+package pods
+
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	probePort = 9000
+	ping      = 1
+	pong      = 2
+)
+
+// Prober sends a UDP datagram from every pod to every other pod each interval; each pod echoes.
+type Prober struct {
+	interval time.Duration
+
+	mu    sync.Mutex
+	pods  []*prober
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	sent  map[flow][]time.Time
+	acked map[flow]map[uint32]bool
+}
+
+type flow struct{ from, to netip.Addr }
+
+type prober struct {
+	pod  *Pod
+	conn *net.UDPConn
+}
+
+// NewProber makes a prober that sends every interval.
+func NewProber(interval time.Duration) *Prober {
+	return &Prober{interval: interval, stop: make(chan struct{}),
+		sent: map[flow][]time.Time{}, acked: map[flow]map[uint32]bool{}}
+}
+
+// Add opens the pod's socket inside its namespace and starts probing it from and to every other pod.
+func (p *Prober) Add(pod *Pod) error {
+	conn, err := listenIn(pod.Namespace, netip.AddrPortFrom(pod.Address, probePort))
+	if err != nil {
+		return err
+	}
+	pr := &prober{pod: pod, conn: conn}
+	p.mu.Lock()
+	p.pods = append(p.pods, pr)
+	p.mu.Unlock()
+	p.wg.Add(2)
+	go p.receive(pr)
+	go p.send(pr)
+	return nil
+}
+
+// Stop ends probing and closes the sockets.
+func (p *Prober) Stop() {
+	close(p.stop)
+	p.mu.Lock()
+	for _, pr := range p.pods {
+		_ = pr.conn.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// Loss counts, for the datagrams sent in [from, to), how many were sent and how many got no echo.
+// Call it at least a second after to, so that every echo had time to come back.
+func (p *Prober) Loss(from, to time.Time) (sent, lost int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for f, times := range p.sent {
+		for seq, t := range times {
+			if t.Before(from) || !t.Before(to) {
+				continue
+			}
+			sent++
+			if !p.acked[f][uint32(seq)] {
+				lost++
+			}
+		}
+	}
+	return sent, lost
+}
+
+func (p *Prober) send(pr *prober) {
+	defer p.wg.Done()
+	ticker := time.NewTicker(p.interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-ticker.C:
+		}
+		for _, peer := range p.peers(pr) {
+			p.ping(pr, peer)
+		}
+	}
+}
+
+func (p *Prober) peers(pr *prober) []netip.Addr {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var peers []netip.Addr
+	for _, other := range p.pods {
+		if other != pr {
+			peers = append(peers, other.pod.Address)
+		}
+	}
+	return peers
+}
+
+func (p *Prober) ping(pr *prober, peer netip.Addr) {
+	f := flow{from: pr.pod.Address, to: peer}
+	p.mu.Lock()
+	seq := uint32(len(p.sent[f]))
+	p.sent[f] = append(p.sent[f], time.Now())
+	if p.acked[f] == nil {
+		p.acked[f] = map[uint32]bool{}
+	}
+	p.mu.Unlock()
+	msg := make([]byte, 5)
+	msg[0] = ping
+	binary.BigEndian.PutUint32(msg[1:], seq)
+	_, _ = pr.conn.WriteToUDPAddrPort(msg, netip.AddrPortFrom(peer, probePort))
+}
+
+func (p *Prober) receive(pr *prober) {
+	defer p.wg.Done()
+	buf := make([]byte, 64)
+	for {
+		n, from, err := pr.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			select {
+			case <-p.stop:
+				return
+			default:
+				continue
+			}
+		}
+		if n != 5 {
+			continue
+		}
+		switch buf[0] {
+		case ping:
+			buf[0] = pong
+			_, _ = pr.conn.WriteToUDPAddrPort(buf[:5], from)
+		case pong:
+			p.mu.Lock()
+			f := flow{from: pr.pod.Address, to: from.Addr()}
+			if p.acked[f] != nil {
+				p.acked[f][binary.BigEndian.Uint32(buf[1:])] = true
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// listenIn opens a UDP socket inside namespace ns. A socket stays in the namespace it was made in, so
+// only the making happens on a thread moved into ns; that thread is never handed back to the runtime.
+func listenIn(ns string, addr netip.AddrPort) (*net.UDPConn, error) {
+	type result struct {
+		conn *net.UDPConn
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		f, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			done <- result{err: bosherr.WrapErrorf(err, "Opening namespace %s", ns)}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- result{err: bosherr.WrapErrorf(err, "Entering namespace %s", ns)}
+			return
+		}
+		conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr))
+		if err != nil {
+			err = bosherr.WrapErrorf(err, "Listening on %s in %s", addr, ns)
+		}
+		done <- result{conn: conn, err: err}
+	}()
+	r := <-done
+	return r.conn, r.err
+}

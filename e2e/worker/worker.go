@@ -1,0 +1,160 @@
+// Package worker runs this release's jobs on a simulated worker VM the way BOSH does: compiled packages
+// under /var/vcap/packages, rendered templates under /var/vcap/jobs/<job>, pre-start, then the bpm
+// process started with the executable, args and env that bpm.yml names.
+package worker
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/flannel-dns/flannel-dns/e2e/director"
+	"github.com/flannel-dns/flannel-dns/e2e/vm"
+	"github.com/flannel-dns/flannel-dns/jobrender"
+)
+
+// Worker is a VM with this release's jobs on it.
+type Worker struct {
+	*vm.VM
+	Index int
+	jobs  []string
+}
+
+type bpmConfig struct {
+	Processes []struct {
+		Name       string            `yaml:"name"`
+		Executable string            `yaml:"executable"`
+		Args       []string          `yaml:"args"`
+		Env        map[string]string `yaml:"env"`
+	} `yaml:"processes"`
+}
+
+// Install links each compiled package (a directory under packagesDir) into /var/vcap/packages and
+// writes every rendered job under /var/vcap/jobs, as the agent does.
+func (w *Worker) Install(packagesDir string, jobs map[string]director.Files) error {
+	if err := w.linkPackages(packagesDir); err != nil {
+		return err
+	}
+	w.jobs = w.jobs[:0]
+	for job, files := range jobs {
+		w.jobs = append(w.jobs, job)
+		rendered := jobrender.Rendered{Files: files}
+		if err := rendered.WriteTo(w.Path(filepath.Join("/var/vcap/jobs", job))); err != nil {
+			return bosherr.WrapErrorf(err, "Installing job %s on %s", job, w.Name)
+		}
+	}
+	return nil
+}
+
+func (w *Worker) linkPackages(packagesDir string) error {
+	entries, err := os.ReadDir(packagesDir)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Reading compiled packages at %s", packagesDir)
+	}
+	dir := w.Path("/var/vcap/packages")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return bosherr.WrapError(err, "Creating /var/vcap/packages")
+	}
+	for _, e := range entries {
+		link := filepath.Join(dir, e.Name())
+		_ = os.Remove(link)
+		if err := os.Symlink(filepath.Join(packagesDir, e.Name()), link); err != nil {
+			return bosherr.WrapErrorf(err, "Linking package %s", e.Name())
+		}
+	}
+	return nil
+}
+
+// Start runs each job's pre-start (if it has one), then starts its bpm processes.
+func (w *Worker) Start() error {
+	for _, job := range w.jobs {
+		if err := w.preStart(job); err != nil {
+			return err
+		}
+		if err := w.startBPM(job); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Restart stops every process and starts them again: what an update does to an instance.
+func (w *Worker) Restart() error {
+	w.StopAll(10 * time.Second)
+	return w.Start()
+}
+
+func (w *Worker) preStart(job string) error {
+	script := "/var/vcap/jobs/" + job + "/bin/pre-start"
+	if _, err := os.Stat(w.Path(script)); os.IsNotExist(err) {
+		return nil
+	}
+	_, err := w.Run(script)
+	return err
+}
+
+func (w *Worker) startBPM(job string) error {
+	path := w.Path("/var/vcap/jobs/" + job + "/config/bpm.yml")
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Reading bpm.yml of %s", job)
+	}
+	var cfg bpmConfig
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return bosherr.WrapErrorf(err, "Parsing bpm.yml of %s", job)
+	}
+	for _, p := range cfg.Processes {
+		var env []string
+		for k, v := range p.Env {
+			env = append(env, k+"="+v)
+		}
+		if err := w.VM.Start(p.Name, env, append([]string{p.Executable}, p.Args...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ChildPID is the PID of the first child of the process started as name (flanneld under the launcher), 0 if none.
+func (w *Worker) ChildPID(name string) int {
+	parent := w.PID(name)
+	if parent == 0 {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(parent) + "/task/" + strconv.Itoa(parent) + "/children")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 0
+	}
+	pid, _ := strconv.Atoi(fields[0])
+	return pid
+}
+
+// SubnetEnv reads flanneld's subnet file (path as on the VM).
+func (w *Worker) SubnetEnv(path string) (map[string]string, error) {
+	f, err := os.Open(w.Path(path))
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Reading %s on %s", path, w.Name)
+	}
+	defer f.Close()
+	env := map[string]string{}
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		if k, v, ok := strings.Cut(scanner.Text(), "="); ok {
+			env[k] = v
+		}
+	}
+	return env, scanner.Err()
+}
