@@ -115,10 +115,18 @@ func (m *Member) WaitHealthy(timeout time.Duration) error {
 	}
 }
 
-// Add registers newcomer with the cluster through m (cfcr-etcd runs `member add` before starting).
+// Add registers newcomer with the cluster through m (cfcr-etcd runs `member add` before starting). etcd
+// refuses it while any member has been connected for less than a few seconds ("unhealthy cluster"),
+// so it is retried for a while, as cfcr-etcd does.
 func (m *Member) Add(newcomer *Member) error {
-	_, err := m.Etcdctl("member", "add", newcomer.MemberName(), "--peer-urls="+newcomer.PeerURL())
-	return err
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := m.Etcdctl("member", "add", newcomer.MemberName(), "--peer-urls="+newcomer.PeerURL())
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // Drain removes the member from the cluster (cfcr-etcd's drain) and stops etcd.
