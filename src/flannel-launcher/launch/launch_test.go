@@ -1,0 +1,250 @@
+package launch_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+)
+
+var _ = Describe("Launcher.Run", func() {
+	var (
+		cfg        config.Config
+		recordFile string
+		logs       *gbytes.Buffer
+		starts     *atomic.Int32
+		stop       chan os.Signal
+	)
+
+	recorded := func() record.Record {
+		rec, err := record.Read(recordFile)
+		Expect(err).NotTo(HaveOccurred())
+		return rec
+	}
+	startedFlanneld := func() { Eventually(recordFile, 10*time.Second).Should(BeAnExistingFile()) }
+	deadAddresses := func() { dnsServer.SetAddresses(cluster.Alias, loopback.IPs(2)...) }
+
+	BeforeEach(func() {
+		cfg = newConfig()
+		recordFile = filepath.Join(GinkgoT().TempDir(), "record.json")
+		logs = gbytes.NewBuffer()
+		starts = new(atomic.Int32)
+		stop = make(chan os.Signal, 1)
+		DeferCleanup(cluster.Publish, dnsServer)
+	})
+
+	Context("with a healthy cluster", func() {
+		It("creates the network config, starts flanneld with the alias first, and passes SIGTERM on", func() {
+			done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+			startedFlanneld()
+
+			endpoints, _ := recorded().Flag("etcd-endpoints")
+			Expect(strings.Split(endpoints, ",")).To(Equal([]string{
+				cfg.AliasURL(), cluster.Members[0].ClientURL, cluster.Members[1].ClientURL, cluster.Members[2].ClientURL,
+			}))
+			Expect(storedNetworkConfig(cfg)).To(MatchJSON(cfg.Network.Desired()))
+
+			stop <- syscall.SIGTERM
+			Eventually(done, 5*time.Second).Should(Receive(Equal(runResult{status: 3})))
+			Expect(recorded().Signals).To(Equal([]string{"terminated"}))
+		})
+
+		It("re-resolves the alias while flanneld runs, logs changes, and neither restarts flanneld nor asks etcd", func() {
+			done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+			startedFlanneld()
+			requestsAtStart := etcdRequests()
+			Expect(requestsAtStart).To(BeNumerically(">", 0), "the counter sees the launcher's start-up requests")
+
+			dnsServer.SetAddresses(cluster.Alias, cluster.Members[0].IP, cluster.Members[1].IP)
+			Eventually(logs).Should(gbytes.Say(`'%s' changed: added \[\], removed \[%s\]`, cluster.Alias, cluster.Members[2].IP))
+			cluster.Publish(dnsServer)
+			Eventually(logs).Should(gbytes.Say(`'%s' changed: added \[%s\], removed \[\]`, cluster.Alias, cluster.Members[2].IP))
+			Consistently(etcdRequests, 500*time.Millisecond).Should(Equal(requestsAtStart))
+			Expect(starts.Load()).To(BeEquivalentTo(1))
+			Expect(dnsServer.Queries(cluster.Alias, "udp")).To(BeNumerically(">", 10))
+
+			stop <- syscall.SIGTERM
+			Eventually(done, 5*time.Second).Should(Receive())
+		})
+	})
+
+	It("leaves out a stopped member", func() {
+		cluster.Stop(1)
+		DeferCleanup(func() { Expect(cluster.Restart(1)).To(Succeed()) })
+		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		startedFlanneld()
+
+		endpoints, _ := recorded().Flag("etcd-endpoints")
+		Expect(strings.Split(endpoints, ",")).To(Equal([]string{
+			cfg.AliasURL(), cluster.Members[0].ClientURL, cluster.Members[2].ClientURL,
+		}))
+		Expect(logs).To(gbytes.Say(`Member '%s' at %s is left out`, cluster.Members[1].Name, cluster.Members[1].ClientURL))
+		stop <- syscall.SIGTERM
+		Eventually(done, 5*time.Second).Should(Receive())
+	})
+
+	It("waits for the alias to appear", func() {
+		dnsServer.Remove(cluster.Alias)
+		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		Eventually(logs).Should(gbytes.Say(`Attempt 2: looking up '%s' at %s: NXDOMAIN`, cluster.Alias, dnsServer.Addr))
+		Expect(recordFile).NotTo(BeAnExistingFile())
+
+		cluster.Publish(dnsServer)
+		startedFlanneld()
+		stop <- syscall.SIGTERM
+		Eventually(done, 5*time.Second).Should(Receive(Equal(runResult{status: 3})))
+	})
+
+	It("retries while no member answers, then starts flanneld once one does", func() {
+		deadAddresses()
+		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		Eventually(logs).Should(gbytes.Say(`reaching etcd failed, retrying: attempt=1 retry_in=\S+ error='no etcd member answered`))
+		Eventually(logs).Should(gbytes.Say(`reaching etcd failed, retrying: attempt=2 `))
+		Expect(recordFile).NotTo(BeAnExistingFile())
+
+		cluster.Publish(dnsServer)
+		startedFlanneld()
+		stop <- syscall.SIGTERM
+		Eventually(done, 5*time.Second).Should(Receive(Equal(runResult{status: 3})))
+	})
+
+	It("gives up when the startup deadline passes, without starting flanneld", func() {
+		deadAddresses()
+		cfg.Timing.StartupDeadline = config.Duration(300 * time.Millisecond)
+		status, err := newLauncher(cfg, recordFile, logs, starts).Run(stop)
+
+		Expect(status).To(Equal(1))
+		var giveUp *launch.GiveUpError
+		Expect(errors.As(err, &giveUp)).To(BeTrue(), "%v", err)
+		Expect(giveUp.Step).To(Equal("reaching etcd"))
+		Expect(giveUp.Attempts).To(BeNumerically(">", 1))
+		Expect(starts.Load()).To(BeZero())
+	})
+
+	It("gives up at once when the server certificate does not cover the alias", func() {
+		cfg.Etcd.Alias = "other.test.internal"
+		dnsServer.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
+		status, err := newLauncher(cfg, recordFile, logs, starts).Run(stop)
+
+		Expect(status).To(Equal(1))
+		var giveUp *launch.GiveUpError
+		Expect(errors.As(err, &giveUp)).To(BeTrue(), "%v", err)
+		Expect(giveUp.Attempts).To(Equal(1))
+		var certErr *members.CertError
+		Expect(errors.As(err, &certErr)).To(BeTrue())
+		Expect(err).To(MatchError(ContainSubstring("does not cover the alias 'other.test.internal'")))
+		Expect(starts.Load()).To(BeZero())
+	})
+
+	It("stops before flanneld starts when a signal comes", func() {
+		dnsServer.SetRcode(cluster.Alias, dns.RcodeServerFailure)
+		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		Eventually(logs).Should(gbytes.Say(`the server answered SERVFAIL`))
+
+		stop <- syscall.SIGINT
+		var result runResult
+		Eventually(done).Should(Receive(&result))
+		Expect(result.status).To(Equal(1))
+		Expect(result.err).To(MatchError(&launch.StoppedError{Signal: "interrupt"}))
+		Expect(starts.Load()).To(BeZero())
+	})
+
+	It("spaces retries out with jittered backoff that doubles up to backoff_max", func() {
+		deadAddresses()
+		cfg.Timing.BackoffInitial = config.Duration(100 * time.Millisecond)
+		cfg.Timing.BackoffMax = config.Duration(400 * time.Millisecond)
+		clock := &recordingClock{waitsBeforeBlocking: 5}
+		launcher := newLauncher(cfg, recordFile, logs, starts)
+		launcher.Clock = clock
+		done := runInBackground(launcher, stop)
+		Eventually(clock.waits).Should(HaveLen(6)) // five passed, the sixth blocks
+
+		waits := clock.waits()
+		for i, limit := range []time.Duration{100, 200, 400, 400, 400, 400} {
+			limit *= time.Millisecond
+			Expect(waits[i]).To(BeNumerically(">=", limit/2), "wait %d", i)
+			Expect(waits[i]).To(BeNumerically("<=", limit), "wait %d", i)
+		}
+		stop <- syscall.SIGTERM
+		Eventually(done).Should(Receive())
+	})
+})
+
+// recordingClock notes every wait and lets the first waitsBeforeBlocking of them pass at once; later ones
+// never end.
+type recordingClock struct {
+	waitsBeforeBlocking int
+	mu                  sync.Mutex
+	recorded            []time.Duration
+}
+
+func (c *recordingClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recorded = append(c.recorded, d)
+	ch := make(chan time.Time, 1)
+	if len(c.recorded) <= c.waitsBeforeBlocking {
+		ch <- time.Now()
+	}
+	return ch
+}
+
+func (c *recordingClock) Ticks(ctx context.Context, d time.Duration) <-chan time.Time {
+	return launch.RealClock{}.Ticks(ctx, d)
+}
+
+func (c *recordingClock) waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.recorded...)
+}
+
+// etcdRequests counts the gRPC calls every member of the in-process cluster has started to serve.
+func etcdRequests() float64 {
+	families, err := prometheus.DefaultGatherer.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, family := range families {
+		if family.GetName() == "grpc_server_started_total" {
+			for _, metric := range family.GetMetric() {
+				total += metric.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+func storedNetworkConfig(cfg config.Config) string {
+	tlsConfig, err := members.TLSConfig(cfg.Etcd, time.Now())
+	Expect(err).NotTo(HaveOccurred())
+	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second})
+	Expect(err).NotTo(HaveOccurred())
+	defer etcd.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := etcd.Get(ctx, cfg.Etcd.NetworkConfigKey())
+	Expect(err).NotTo(HaveOccurred())
+	Expect(resp.Kvs).To(HaveLen(1))
+	return string(resp.Kvs[0].Value)
+}
