@@ -72,6 +72,19 @@ func (j Job) TemplatePaths() []string {
 	return paths
 }
 
+// source is the template file that renders to dst.
+func (j Job) source(dst string) (string, error) {
+	if dst == MonitPath {
+		return filepath.Join(j.Dir, "monit"), nil
+	}
+	for src, templateDst := range j.Templates {
+		if templateDst == dst {
+			return j.templatePath(src), nil
+		}
+	}
+	return "", bosherr.Errorf("Job '%s' has no template that renders '%s'", j.Name, dst)
+}
+
 func (j Job) templatePath(src string) string {
 	return filepath.Join(j.Dir, "templates", src)
 }

@@ -121,6 +121,19 @@ var _ = Describe("Renderer", func() {
 		Expect(err).To(MatchError(ContainSubstring("link")))
 	})
 
+	Describe("RenderFile", func() {
+		It("renders the one template with that destination", func() {
+			content, err := renderer.RenderFile(job, "config/greeting.txt", map[string]interface{}{"optional": "o"}, instance)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(content)).To(Equal("hello hello\noptional=o\n"))
+		})
+
+		It("names a destination that no template renders", func() {
+			_, err := renderer.RenderFile(job, "config/nothing", nil, instance)
+			Expect(err).To(MatchError(ContainSubstring("'config/nothing'")))
+		})
+	})
+
 	Describe("Hash", func() {
 		It("is the same for the same input", func() {
 			Expect(render(nil).Hash).To(Equal(render(nil).Hash))

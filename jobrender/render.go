@@ -38,28 +38,39 @@ func NewRenderer(logger boshlog.Logger) Renderer {
 
 // Render renders every template of job, and its monit file, with the manifest's job properties for instance.
 func (r Renderer) Render(job Job, properties map[string]interface{}, instance Instance) (Rendered, error) {
+	dsts := append([]string{MonitPath}, slices.Sorted(maps.Values(job.Templates))...)
+	files := make(map[string][]byte, len(dsts))
+	for _, dst := range dsts {
+		content, err := r.RenderFile(job, dst, properties, instance)
+		if err != nil {
+			return Rendered{}, err
+		}
+		files[dst] = content
+	}
+	return Rendered{Files: files, Hash: hash(files)}, nil
+}
+
+// RenderFile renders the one template whose destination is dst (MonitPath for the monit file).
+func (r Renderer) RenderFile(job Job, dst string, properties map[string]interface{}, instance Instance) ([]byte, error) {
+	src, err := job.source(dst)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "jobrender-")
 	if err != nil {
-		return Rendered{}, bosherr.WrapError(err, "Creating render directory")
+		return nil, bosherr.WrapError(err, "Creating render directory")
 	}
 	defer os.RemoveAll(dir)
 
-	ctx := newContext(job, properties, instance)
-	sources := map[string]string{MonitPath: filepath.Join(job.Dir, "monit")}
-	for src, dst := range job.Templates {
-		sources[dst] = job.templatePath(src)
+	out := filepath.Join(dir, "out")
+	if err := r.erb.Render(src, out, newContext(job, properties, instance)); err != nil {
+		return nil, bosherr.WrapErrorf(err, "Rendering '%s' of job '%s'", dst, job.Name)
 	}
-	files := make(map[string][]byte, len(sources))
-	for dst, src := range sources {
-		out := filepath.Join(dir, "out")
-		if err := r.erb.Render(src, out, ctx); err != nil {
-			return Rendered{}, bosherr.WrapErrorf(err, "Rendering '%s' of job '%s'", dst, job.Name)
-		}
-		if files[dst], err = os.ReadFile(out); err != nil {
-			return Rendered{}, bosherr.WrapErrorf(err, "Reading rendered '%s'", dst)
-		}
+	content, err := os.ReadFile(out)
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Reading rendered '%s'", dst)
 	}
-	return Rendered{Files: files, Hash: hash(files)}, nil
+	return content, nil
 }
 
 // Paths returns the destination paths in a stable order.
