@@ -3,7 +3,6 @@ package members
 import (
 	"context"
 	"net"
-	"sync"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 )
@@ -17,26 +16,16 @@ type Resolver interface {
 // system one. For the alias it prefers the addresses that completed a TLS handshake in CheckServerCerts:
 // a member that accepts connections but never answers would otherwise hold the client until gRPC gives up.
 type dialer struct {
-	resolver Resolver
-	alias    string
-
-	mu        sync.Mutex
-	preferred []net.IP
-}
-
-func (d *dialer) prefer(ips []net.IP) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.preferred = ips
+	resolver   Resolver
+	alias      string
+	handshakes *handshakes
 }
 
 func (d *dialer) addresses(ctx context.Context, host string) ([]net.IP, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		return []net.IP{ip}, nil
 	}
-	d.mu.Lock()
-	preferred := d.preferred
-	d.mu.Unlock()
+	preferred := d.handshakes.answeredIPs()
 	if host == d.alias && len(preferred) > 0 {
 		return preferred, nil
 	}

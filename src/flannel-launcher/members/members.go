@@ -10,6 +10,7 @@ package members
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ type Cluster struct {
 	certFile     string
 	tls          *tls.Config
 	dialer       *dialer
+	handshakes   *handshakes
 	probeTimeout time.Duration
 	logger       boshlog.Logger
 }
@@ -63,6 +65,7 @@ func New(cfg config.Config, resolver Resolver, logger boshlog.Logger) (*Cluster,
 	if err != nil {
 		return nil, err
 	}
+	shakes := &handshakes{}
 	return &Cluster{
 		alias:        cfg.Etcd.Alias,
 		port:         cfg.Etcd.Port,
@@ -70,7 +73,8 @@ func New(cfg config.Config, resolver Resolver, logger boshlog.Logger) (*Cluster,
 		caFile:       cfg.Etcd.CAFile,
 		certFile:     cfg.Etcd.CertFile,
 		tls:          tlsConfig,
-		dialer:       &dialer{resolver: resolver, alias: cfg.Etcd.Alias},
+		dialer:       &dialer{resolver: resolver, alias: cfg.Etcd.Alias, handshakes: shakes},
+		handshakes:   shakes,
 		probeTimeout: cfg.Timing.ProbeTimeout.D(),
 		logger:       logger,
 	}, nil
@@ -118,11 +122,16 @@ func (c *Cluster) probe(ctx context.Context, client *clientv3.Client, member *pb
 	result.ClientURL = member.ClientURLs[0]
 	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
 	defer cancel()
-	if err := c.checkResolves(ctx, result.ClientURL); err != nil {
+	ips, err := c.resolveHost(ctx, result.ClientURL)
+	if err != nil {
 		result.Err = err
 		return result
 	}
 	result.Resolves = true
+	if err := c.handshakes.failure(ips); err != nil {
+		result.Err = bosherr.WrapError(err, "No TLS handshake with its address")
+		return result
+	}
 	start := time.Now()
 	status, err := c.status(ctx, client, result.ClientURL)
 	result.RTT = time.Since(start)
@@ -136,13 +145,12 @@ func (c *Cluster) probe(ctx context.Context, client *clientv3.Client, member *pb
 	return result
 }
 
-func (c *Cluster) checkResolves(ctx context.Context, clientURL string) error {
+func (c *Cluster) resolveHost(ctx context.Context, clientURL string) ([]net.IP, error) {
 	u, err := url.Parse(clientURL)
 	if err != nil {
-		return bosherr.WrapErrorf(err, "Parsing the member's client URL '%s'", clientURL)
+		return nil, bosherr.WrapErrorf(err, "Parsing the member's client URL '%s'", clientURL)
 	}
-	_, err = c.dialer.addresses(ctx, u.Hostname())
-	return err
+	return c.dialer.addresses(ctx, u.Hostname())
 }
 
 // status asks one member directly. The raw maintenance client fails fast on a refused connection,

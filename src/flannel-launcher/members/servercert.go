@@ -53,23 +53,20 @@ func (c *Cluster) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerC
 	}
 	wg.Wait()
 
-	var answered []net.IP
+	c.handshakes.record(ips, results)
 	var causes []string
-	for i, result := range results {
+	for _, result := range results {
 		var certErr *CertError
 		if errors.As(result.Err, &certErr) {
 			return results, certErr
 		}
 		if result.Err != nil {
 			causes = append(causes, fmt.Sprintf("%s: %s", result.Address, result.Err))
-			continue
 		}
-		answered = append(answered, ips[i])
 	}
-	if len(answered) == 0 {
+	if len(causes) == len(results) {
 		return results, &UnreachableError{Alias: c.alias, Causes: causes}
 	}
-	c.dialer.prefer(answered)
 	return results, nil
 }
 

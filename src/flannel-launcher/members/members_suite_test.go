@@ -1,0 +1,78 @@
+package members_test
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
+	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/testenv/pki"
+)
+
+func TestMembers(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Members Suite")
+}
+
+const probeTimeout = 500 * time.Millisecond
+
+// One cluster for the suite: starting etcd under the race detector is the slow part. Specs that stop or
+// hide a member put it back in a DeferCleanup.
+var (
+	ca       *pki.CA
+	client   pki.Pair
+	cluster  *etcdcluster.Cluster
+	dns      *dnsserver.Server
+	resolver *resolve.Resolver
+)
+
+var _ = BeforeSuite(func() {
+	var err error
+	dir := GinkgoT().TempDir()
+	ca, err = pki.NewCA(dir, "etcd-ca")
+	Expect(err).NotTo(HaveOccurred())
+	client, err = ca.Issue(pki.Client("flanneld"))
+	Expect(err).NotTo(HaveOccurred())
+
+	dns, err = dnsserver.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(dns.Close)
+
+	started := time.Now()
+	cluster, err = etcdcluster.Start(ca, etcdcluster.Options{Size: 3, Domain: "etcd.test.internal"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cluster.Close)
+	GinkgoWriter.Printf("etcd cluster started in %s\n", time.Since(started))
+
+	resolver, err = resolve.New(config.DNS{Server: dns.Addr}, time.Second)
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = BeforeEach(func() {
+	cluster.Publish(dns)
+})
+
+func launcherConfig() config.Config {
+	cfg := config.Default()
+	cfg.Etcd.Alias = cluster.Alias
+	cfg.Etcd.Port = cluster.Port
+	cfg.Etcd.CAFile = ca.CertFile
+	cfg.Etcd.CertFile = client.CertFile
+	cfg.Etcd.KeyFile = client.KeyFile
+	cfg.DNS.Server = dns.Addr
+	cfg.Timing.ProbeTimeout = config.Duration(probeTimeout)
+	return cfg
+}
+
+func newLogger() (boshlog.Logger, *gbytes.Buffer) {
+	buffer := gbytes.NewBuffer()
+	return boshlog.NewWriterLogger(boshlog.LevelDebug, io.MultiWriter(buffer, GinkgoWriter)), buffer
+}

@@ -1,0 +1,253 @@
+package members_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
+	"github.com/flannel-dns/flannel-dns/testenv/pki"
+)
+
+type discovery struct {
+	certs   []members.ServerCert
+	members []members.Member
+	logs    *gbytes.Buffer
+	took    time.Duration
+}
+
+// discover runs the launcher's startup sequence: resolve the alias, check the certificates on its
+// addresses, list and probe the members through the alias.
+func discover(cfg config.Config) (discovery, error) {
+	logger, logs := newLogger()
+	result := discovery{logs: logs}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	started := time.Now()
+	defer func() { result.took = time.Since(started) }()
+
+	ips, err := resolver.Lookup(ctx, cfg.Etcd.Alias)
+	if err != nil {
+		return result, err
+	}
+	etcd, err := members.New(cfg, resolver, logger)
+	if err != nil {
+		return result, err
+	}
+	if result.certs, err = etcd.CheckServerCerts(ctx, ips); err != nil {
+		return result, err
+	}
+	client, err := etcd.Client()
+	if err != nil {
+		return result, err
+	}
+	defer client.Close()
+	result.members, err = etcd.Members(ctx, client)
+	result.took = time.Since(started)
+	GinkgoWriter.Printf("discovery took %s\n", result.took)
+	return result, err
+}
+
+func byName(list []members.Member, name string) members.Member {
+	for _, m := range list {
+		if m.Name == name {
+			return m
+		}
+	}
+	Fail("no member named " + name)
+	return members.Member{}
+}
+
+func certError(err error) *members.CertError {
+	var certErr *members.CertError
+	ExpectWithOffset(1, errors.As(err, &certErr)).To(BeTrue(), "not a *CertError: %v", err)
+	return certErr
+}
+
+var _ = Describe("Discovering the members through the alias", func() {
+	It("finds every member healthy, one of them the leader", func() {
+		found, err := discover(launcherConfig())
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(found.members).To(HaveLen(3))
+		leaders := 0
+		for i, m := range found.members {
+			Expect(m.Name).To(Equal(cluster.Members[i].Name))
+			Expect(m.ClientURL).To(Equal(cluster.Members[i].ClientURL))
+			Expect(m.Healthy()).To(BeTrue(), "%s: %v", m.Name, m.Err)
+			Expect(m.Version).To(Equal("3.6.16"))
+			Expect(m.RTT).To(BeNumerically(">", 0))
+			if m.Leader {
+				leaders++
+			}
+		}
+		Expect(leaders).To(Equal(1))
+		Expect(members.HealthyURLs(found.members)).To(Equal([]string{
+			cluster.Members[0].ClientURL, cluster.Members[1].ClientURL, cluster.Members[2].ClientURL}))
+		Expect(found.logs).To(gbytes.Say("Member 'member-0' at https://member-0.etcd.test.internal:\\d+ is healthy"))
+	})
+
+	It("reports the server certificate of every alias address", func() {
+		found, err := discover(launcherConfig())
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(found.certs).To(HaveLen(3))
+		for _, cert := range found.certs {
+			Expect(cert.Err).NotTo(HaveOccurred())
+			Expect(cert.CoversAlias).To(BeTrue())
+			Expect(cert.DNSNames).To(ContainElement("etcd.test.internal"))
+			Expect(cert.NotAfter).To(BeTemporally(">", time.Now()))
+		}
+	})
+
+	It("starts once the alias, first unknown, appears", func() {
+		dns.Remove(cluster.Alias)
+		logger, logs := newLogger()
+		backoff := resolve.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}
+		answered := make(chan []net.IP, 1)
+		go func() {
+			defer GinkgoRecover()
+			ips, err := resolver.WaitForAnswer(context.Background(), cluster.Alias, backoff, logger)
+			Expect(err).NotTo(HaveOccurred())
+			answered <- ips
+		}()
+		Eventually(logs).Should(gbytes.Say("NXDOMAIN"))
+
+		cluster.Publish(dns)
+
+		Eventually(answered, 5*time.Second).Should(Receive(HaveLen(3)))
+		found, err := discover(launcherConfig())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(members.HealthyURLs(found.members)).To(HaveLen(3))
+	})
+
+	Context("when a member is stopped before the start", func() {
+		BeforeEach(func() {
+			cluster.Stop(2)
+			DeferCleanup(func() { Expect(cluster.Restart(2)).To(Succeed()) })
+		})
+
+		It("leaves it out and keeps the others", func() {
+			found, err := discover(launcherConfig())
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(found.certs[2].Err).To(HaveOccurred())
+			stopped := byName(found.members, "member-2")
+			Expect(stopped.Healthy()).To(BeFalse())
+			Expect(stopped.Resolves).To(BeTrue())
+			Expect(stopped.Err).To(HaveOccurred())
+			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
+				cluster.Members[0].ClientURL, cluster.Members[1].ClientURL}))
+			Expect(found.logs).To(gbytes.Say("Member 'member-2' at .* is left out"))
+		})
+	})
+
+	Context("when a member accepts connections and never answers", func() {
+		BeforeEach(func() {
+			Expect(cluster.BlackHole(1)).To(Succeed())
+			DeferCleanup(func() { Expect(cluster.Restart(1)).To(Succeed()) })
+		})
+
+		It("leaves it out after the probe timeout", func() {
+			found, err := discover(launcherConfig())
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(found.certs[1].Err).To(MatchError(ContainSubstring("deadline")))
+			hole := byName(found.members, "member-1")
+			Expect(hole.Answered).To(BeFalse())
+			Expect(hole.Err).To(MatchError(ContainSubstring("deadline exceeded")))
+			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
+				cluster.Members[0].ClientURL, cluster.Members[2].ClientURL}))
+			AddReportEntry("discovery with a black-holed member", found.took.String())
+		})
+	})
+
+	Context("when a member's host name does not resolve here", func() {
+		BeforeEach(func() {
+			dns.Remove(cluster.Members[0].Host)
+		})
+
+		It("marks it and leaves it out", func() {
+			found, err := discover(launcherConfig())
+			Expect(err).NotTo(HaveOccurred())
+
+			unresolved := byName(found.members, "member-0")
+			Expect(unresolved.Resolves).To(BeFalse())
+			Expect(unresolved.Healthy()).To(BeFalse())
+			Expect(unresolved.Err).To(MatchError(ContainSubstring("NXDOMAIN")))
+			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
+				cluster.Members[1].ClientURL, cluster.Members[2].ClientURL}))
+		})
+	})
+})
+
+var _ = Describe("TLS problems", func() {
+	It("names the alias a server certificate does not cover", func() {
+		cfg := launcherConfig()
+		cfg.Etcd.Alias = "etcd-other.test.internal"
+		dns.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
+
+		found, err := discover(cfg)
+
+		Expect(certError(err).Problem).To(ContainSubstring(
+			"the server certificate does not cover the alias 'etcd-other.test.internal' (its names: etcd.test.internal, member-"))
+		Expect(found.certs).NotTo(BeEmpty())
+		Expect(found.certs[0].CoversAlias).To(BeFalse())
+	})
+
+	It("says when the server certificate is not signed by the configured CA", func() {
+		otherCA, err := pki.NewCA(GinkgoT().TempDir(), "other-ca")
+		Expect(err).NotTo(HaveOccurred())
+		cfg := launcherConfig()
+		cfg.Etcd.CAFile = otherCA.CertFile
+
+		_, err = discover(cfg)
+
+		Expect(certError(err).Problem).To(Equal(
+			"the server certificate (issued by 'CN=etcd-ca') is not signed by the CA in etcd.ca_file '" + otherCA.CertFile + "'"))
+	})
+
+	It("refuses an expired client certificate before connecting", func() {
+		expired, err := ca.Issue(pki.Client("expired").ValidUntil(time.Now().Add(-time.Hour)))
+		Expect(err).NotTo(HaveOccurred())
+		cfg := launcherConfig()
+		cfg.Etcd.CertFile, cfg.Etcd.KeyFile = expired.CertFile, expired.KeyFile
+
+		_, err = discover(cfg)
+
+		Expect(err).To(MatchError(HavePrefix("etcd.cert_file '%s': the client certificate expired at", expired.CertFile)))
+	})
+
+	It("says etcd refused a client certificate from another CA", func() {
+		otherCA, err := pki.NewCA(GinkgoT().TempDir(), "other-ca")
+		Expect(err).NotTo(HaveOccurred())
+		stranger, err := otherCA.Issue(pki.Client("stranger"))
+		Expect(err).NotTo(HaveOccurred())
+		cfg := launcherConfig()
+		cfg.Etcd.CertFile, cfg.Etcd.KeyFile = stranger.CertFile, stranger.KeyFile
+
+		_, err = discover(cfg)
+
+		Expect(certError(err).Problem).To(MatchRegexp(
+			`the server refused the handshake \(tls: .*\); is etcd.cert_file '%s' signed by a CA that etcd trusts\?`, stranger.CertFile))
+	})
+
+	It("builds a TLS config that verifies the dialled name, TLS 1.2 or newer", func() {
+		tlsConfig, err := members.TLSConfig(launcherConfig().Etcd, time.Now())
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tlsConfig.MinVersion).To(BeNumerically(">=", tls.VersionTLS12))
+		Expect(tlsConfig.InsecureSkipVerify).To(BeFalse())
+		Expect(tlsConfig.ServerName).To(BeEmpty())
+		Expect(tlsConfig.RootCAs).NotTo(BeNil())
+		Expect(tlsConfig.Certificates).To(HaveLen(1))
+	})
+})
