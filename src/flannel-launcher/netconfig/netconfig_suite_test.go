@@ -1,0 +1,71 @@
+package netconfig_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/testenv/pki"
+)
+
+func TestNetconfig(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Netconfig Suite")
+}
+
+// One single-member TLS cluster for the suite; each spec works under a key of its own.
+var (
+	cluster *etcdcluster.Cluster
+	etcd    config.Etcd
+	keys    atomic.Int32
+)
+
+var _ = BeforeSuite(func() {
+	ca, err := pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
+	Expect(err).NotTo(HaveOccurred())
+	client, err := ca.Issue(pki.Client("flanneld"))
+	Expect(err).NotTo(HaveOccurred())
+	cluster, err = etcdcluster.Start(ca, etcdcluster.Options{Size: 1, Domain: "etcd.test.internal"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cluster.Close)
+	etcd = config.Etcd{CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}
+})
+
+// newClient dials the member's address directly (its certificate names the address too), with the
+// launcher's TLS setup.
+func newClient() *clientv3.Client {
+	tlsConfig, err := members.TLSConfig(etcd, time.Now())
+	Expect(err).NotTo(HaveOccurred())
+	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(client.Close)
+	return client
+}
+
+func uniqueKey() string {
+	return fmt.Sprintf("/test-%d-%d/network/config", GinkgoParallelProcess(), keys.Add(1))
+}
+
+func newLogger() (boshlog.Logger, *gbytes.Buffer) {
+	buffer := gbytes.NewBuffer()
+	return boshlog.NewWriterLogger(boshlog.LevelDebug, io.MultiWriter(buffer, GinkgoWriter)), buffer
+}
+
+func newLoggerOnly() boshlog.Logger {
+	logger, _ := newLogger()
+	return logger
+}

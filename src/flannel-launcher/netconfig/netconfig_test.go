@@ -1,0 +1,196 @@
+package netconfig_test
+
+import (
+	"context"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
+)
+
+var desired = config.Network{CIDR: "198.18.0.0/16", SubnetLen: 24, BackendType: "vxlan"}.Desired()
+
+var _ = Describe("Ensure", func() {
+	var (
+		client *clientv3.Client
+		key    string
+		ctx    context.Context
+	)
+
+	BeforeEach(func() {
+		client = newClient()
+		key = uniqueKey()
+		ctx = context.Background()
+	})
+
+	stored := func() *clientv3.GetResponse {
+		resp, err := client.Get(ctx, key)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Kvs).To(HaveLen(1))
+		return resp
+	}
+
+	put := func(value string) {
+		_, err := client.Put(ctx, key, value)
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	It("creates an absent config", func() {
+		logger, logs := newLogger()
+
+		result, err := netconfig.Ensure(ctx, client, key, desired, false, logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Created).To(BeTrue())
+		Expect(string(stored().Kvs[0].Value)).To(Equal(string(desired)))
+		Expect(logs).To(gbytes.Say("Created the network config at '%s'", key))
+	})
+
+	It("is created exactly once when five launchers ensure it at the same moment", func() {
+		const launchers = 5
+		clients := make([]*clientv3.Client, launchers)
+		for i := range clients {
+			clients[i] = newClient()
+		}
+		results := make([]netconfig.Result, launchers)
+		errs := make([]error, launchers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range launchers {
+			wg.Go(func() {
+				logger, _ := newLogger()
+				<-start
+				results[i], errs[i] = netconfig.Ensure(ctx, clients[i], key, desired, false, logger)
+			})
+		}
+		close(start)
+		wg.Wait()
+
+		created := 0
+		for i := range launchers {
+			Expect(errs[i]).NotTo(HaveOccurred())
+			if results[i].Created {
+				created++
+			} else {
+				Expect(results[i].State).To(Equal(netconfig.Equal))
+			}
+		}
+		Expect(created).To(Equal(1))
+		Expect(stored().Kvs[0].Version).To(Equal(int64(1)), "written more than once")
+	})
+
+	It("leaves an equal config alone, whatever its key order and spacing", func() {
+		put(`{ "SubnetLen": 24, "Backend": {"Type": "vxlan"}, "Network": "198.18.0.0/16" }`)
+		before := stored().Kvs[0].ModRevision
+
+		result, err := netconfig.Ensure(ctx, client, key, desired, true, newLoggerOnly())
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Created || result.Overwritten).To(BeFalse())
+		Expect(result.State).To(Equal(netconfig.Equal))
+		Expect(stored().Kvs[0].ModRevision).To(Equal(before))
+	})
+
+	It("does not overwrite a different config and reports each difference", func() {
+		existing := `{"Network":"198.19.0.0/16","SubnetLen":24,"Backend":{"Type":"vxlan","VNI":4}}`
+		put(existing)
+		logger, logs := newLogger()
+
+		result, err := netconfig.Ensure(ctx, client, key, desired, false, logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.State).To(Equal(netconfig.Different))
+		Expect(result.Overwritten).To(BeFalse())
+		Expect(result.Differences).To(Equal([]string{
+			`Backend.VNI: stored 4, desired absent`,
+			`Network: stored "198.19.0.0/16", desired "198.18.0.0/16"`,
+		}))
+		Expect(string(result.Existing)).To(Equal(existing))
+		Expect(string(stored().Kvs[0].Value)).To(Equal(existing))
+		Expect(logs).To(gbytes.Say("differs from the desired one and is left as it is"))
+	})
+
+	It("reports a stored value that is not JSON as different", func() {
+		put("not json")
+
+		result, err := netconfig.Ensure(ctx, client, key, desired, false, newLoggerOnly())
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.State).To(Equal(netconfig.Different))
+		Expect(result.Differences).To(ConsistOf(ContainSubstring(`the stored value is not JSON`)))
+	})
+
+	It("overwrites a different config with enforce", func() {
+		put(`{"Network":"198.19.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
+		logger, logs := newLogger()
+
+		result, err := netconfig.Ensure(ctx, client, key, desired, true, logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Overwritten).To(BeTrue())
+		Expect(string(stored().Kvs[0].Value)).To(Equal(string(desired)))
+		Expect(logs).To(gbytes.Say("Replaced the network config"))
+	})
+
+	It("does not overwrite with enforce when the config changed after it was compared", func() {
+		put(`{"Network":"198.19.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
+		interloper := `{"Network":"198.19.0.0/16","SubnetLen":26,"Backend":{"Type":"udp"}}`
+		kv := writeAfterGet{KV: client, key: key, value: interloper}
+
+		_, err := netconfig.Ensure(ctx, kv, key, desired, true, newLoggerOnly())
+
+		Expect(err).To(MatchError(ContainSubstring("changed while it was being replaced")))
+		Expect(string(stored().Kvs[0].Value)).To(Equal(interloper))
+	})
+})
+
+var _ = Describe("Read", func() {
+	var client *clientv3.Client
+
+	BeforeEach(func() {
+		client = newClient()
+	})
+
+	It("tells absent, equal and different apart without writing", func() {
+		key := uniqueKey()
+		ctx := context.Background()
+
+		status, err := netconfig.Read(ctx, client, key, desired)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status.State).To(Equal(netconfig.Absent))
+		Expect(status.Existing).To(BeNil())
+
+		_, err = client.Put(ctx, key, string(desired))
+		Expect(err).NotTo(HaveOccurred())
+		status, err = netconfig.Read(ctx, client, key, desired)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status.State).To(Equal(netconfig.Equal))
+
+		other := config.Network{CIDR: "198.18.0.0/15", SubnetLen: 24, BackendType: "vxlan"}.Desired()
+		status, err = netconfig.Read(ctx, client, key, other)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status.State).To(Equal(netconfig.Different))
+		Expect(status.Existing).To(Equal(desired))
+		Expect(status.Desired).To(Equal(other))
+	})
+})
+
+// writeAfterGet is a real etcd KV in which another writer changes the key right after each read, the race
+// that the ModRevision guard exists for.
+type writeAfterGet struct {
+	clientv3.KV
+	key, value string
+}
+
+func (w writeAfterGet) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	resp, err := w.KV.Get(ctx, key, opts...)
+	if err == nil {
+		_, err = w.KV.Put(ctx, w.key, w.value)
+	}
+	return resp, err
+}
