@@ -27,7 +27,7 @@ type discovery struct {
 func (l Launcher) discover(ctx context.Context) (discovery, error) {
 	cluster, err := members.New(l.Config, l.Resolver, l.Logger)
 	if err != nil {
-		return discovery{}, &GiveUpError{Step: "setting up TLS for etcd", Attempts: 0, Err: err}
+		return discovery{}, &GiveUpError{Step: "setting up TLS for etcd", Err: err}
 	}
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
@@ -41,7 +41,8 @@ func (l Launcher) discover(ctx context.Context) (discovery, error) {
 			attempt, wait.Round(time.Millisecond), retry.Err)
 		select {
 		case <-ctx.Done():
-			return discovery{}, &GiveUpError{Step: "reaching etcd", Attempts: attempt, Waited: time.Since(start), Err: retry.Err}
+			return discovery{}, &GiveUpError{Step: "reaching etcd", Err: bosherr.WrapErrorf(retry.Err,
+				"The startup deadline passed after %d attempts over %s; the last one failed", attempt, time.Since(start).Round(time.Millisecond))}
 		case <-l.Clock.After(wait):
 		}
 	}
@@ -54,14 +55,14 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 	backoff := resolve.Backoff{Initial: timing.BackoffInitial.D(), Max: timing.BackoffMax.D()}
 	ips, err := l.Resolver.WaitForAnswer(ctx, l.Config.Etcd.Alias, backoff, l.Logger)
 	if err != nil {
-		return discovery{}, &GiveUpError{Step: "resolving the alias", Attempts: n, Err: err}
+		return discovery{}, &GiveUpError{Step: "resolving the alias", Err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
 	defer cancel()
 	if _, err := cluster.CheckServerCerts(ctx, ips); err != nil {
 		var certErr *members.CertError
 		if errors.As(err, &certErr) {
-			return discovery{}, &GiveUpError{Step: "checking etcd's server certificate", Attempts: n, Err: err}
+			return discovery{}, &GiveUpError{Step: "checking etcd's server certificate", Err: err}
 		}
 		return discovery{}, &RetryError{Attempt: n, Err: err}
 	}

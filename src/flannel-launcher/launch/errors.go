@@ -1,9 +1,6 @@
 package launch
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // RetryError is one failed attempt at reaching etcd that may pass: the run waits and tries again.
 type RetryError struct {
@@ -20,15 +17,12 @@ func (e *RetryError) Unwrap() error { return e.Err }
 // GiveUpError ends the run before flanneld starts: the startup deadline passed, or retrying cannot help
 // (a TLS setup problem).
 type GiveUpError struct {
-	Step     string
-	Attempts int
-	Waited   time.Duration
-	Err      error
+	Step string
+	Err  error
 }
 
 func (e *GiveUpError) Error() string {
-	return fmt.Sprintf("giving up on %s after %d attempt(s) over %s: %s",
-		e.Step, e.Attempts, e.Waited.Round(time.Millisecond), e.Err)
+	return fmt.Sprintf("giving up on %s: %s", e.Step, e.Err)
 }
 
 func (e *GiveUpError) Unwrap() error { return e.Err }

@@ -68,7 +68,7 @@ func runCommand(args []string) int {
 	logger.Info(logTag, "starting: version=%s config=%s", version, *configPath)
 	cfg, err := config.Load(*configPath)
 	if err != nil {
-		return fail(logger, err)
+		return configError(logger, err)
 	}
 	launcher, err := launch.New(cfg, logger)
 	if err != nil {
@@ -91,7 +91,7 @@ func checkCommand(args []string) int {
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
-		return fail(logger, err)
+		return configError(logger, err)
 	}
 	if err := check.Run(cfg, *asJSON, os.Stdout, logger); err != nil {
 		return fail(logger, err)
@@ -117,19 +117,25 @@ func usageError(flags *flag.FlagSet, err error) int {
 	return exitUsage
 }
 
-// fail logs why and picks the exit status: 2 for a bad config (nothing was started), 1 for the rest.
-func fail(logger boshlog.Logger, err error) int {
+// configError logs every problem of a config that could not be loaded, one line each; nothing was started.
+func configError(logger boshlog.Logger, err error) int {
 	var invalid *config.InvalidError
-	if errors.As(err, &invalid) {
-		for _, problem := range invalid.Problems {
-			logger.Error(logTag, "invalid config: %s", problem)
-		}
+	if !errors.As(err, &invalid) {
+		logger.Error(logTag, "%s", err)
 		return exitUsage
 	}
-	if errors.Is(err, check.ErrNotReady) {
-		return exitFailure
+	for _, problem := range invalid.Problems {
+		logger.Error(logTag, "invalid config: %s", problem)
 	}
-	logger.Error(logTag, "%s", err)
+	return exitUsage
+}
+
+// fail logs why flanneld did not start or check could not finish. A report that says "not ready" has
+// said why already.
+func fail(logger boshlog.Logger, err error) int {
+	if !errors.Is(err, check.ErrNotReady) {
+		logger.Error(logTag, "%s", err)
+	}
 	return exitFailure
 }
 

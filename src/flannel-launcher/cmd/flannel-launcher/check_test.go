@@ -1,0 +1,144 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+)
+
+var _ = Describe("flannel-launcher check", func() {
+	var (
+		cfg        config.Config
+		recordFile string
+	)
+
+	checkCommand := func(args ...string) *gexec.Session {
+		session := start(recordFile, nil, append([]string{"check", "--config", writeConfig(cfg)}, args...)...)
+		Eventually(session, 10*time.Second).Should(gexec.Exit())
+		Expect(recordFile).NotTo(BeAnExistingFile())
+		return session
+	}
+	checkJSON := func() (check.Report, int) {
+		session := checkCommand("--json")
+		var report check.Report
+		Expect(json.Unmarshal(session.Out.Contents(), &report)).To(Succeed())
+		return report, session.ExitCode()
+	}
+
+	BeforeEach(func() {
+		cfg = newConfig()
+		recordFile = filepath.Join(GinkgoT().TempDir(), "record.json")
+		DeferCleanup(cluster.Publish, dnsServer)
+	})
+
+	Context("with a healthy cluster", func() {
+		It("prints the alias, the certificates, every member and the network config, and exits 0", func() {
+			session := checkCommand()
+			Expect(session).To(gexec.Exit(0))
+			ips := cluster.IPs()
+			Expect(session.Out).To(gbytes.Say(`ALIAS %s: %s, %s, %s\n`, cluster.Alias, ips[0], ips[1], ips[2]))
+			Expect(session.Out).To(gbytes.Say(`SERVER CERTIFICATE AT +COVERS ALIAS +EXPIRES +ERROR\n`))
+			for _, ip := range ips {
+				Expect(session.Out).To(gbytes.Say(`%s:%d +yes +\d{4}-\d\d-\d\dT\S+Z +-\n`, ip, cluster.Port))
+			}
+			Expect(session.Out).To(gbytes.Say(`MEMBER +CLIENT URL +RESOLVES +HEALTHY +LEADER +VERSION +RTT +ERROR\n`))
+			for _, m := range cluster.Members {
+				Expect(session.Out).To(gbytes.Say(`%s +%s +yes +yes +(yes|no) +3\.6\.\d+ +\d+\.\dms +-\n`, m.Name, m.ClientURL))
+			}
+			Expect(session.Out).To(gbytes.Say(`NETWORK CONFIG %s: absent\n`, cfg.Etcd.NetworkConfigKey()))
+			Expect(session.Out).To(gbytes.Say(`READY: yes`))
+		})
+
+		It("prints the same as JSON", func() {
+			report, status := checkJSON()
+			Expect(status).To(Equal(0))
+			Expect(report.Ready).To(BeTrue())
+			Expect(report.Problems).To(BeEmpty())
+			Expect(report.Alias.Addresses).To(ConsistOf(cluster.IPs()[0].String(), cluster.IPs()[1].String(), cluster.IPs()[2].String()))
+			Expect(report.ServerCerts).To(HaveLen(3))
+			Expect(report.ServerCerts).To(HaveEach(HaveField("CoversAlias", BeTrue())))
+			Expect(report.ServerCerts[0].NotAfter).To(BeTemporally("~", time.Now().Add(24*time.Hour), time.Hour))
+			Expect(report.Members).To(HaveLen(3))
+			Expect(report.Members).To(HaveEach(SatisfyAll(HaveField("Healthy", BeTrue()), HaveField("Resolves", BeTrue()))))
+			Expect(report.Members).To(ContainElement(HaveField("Leader", BeTrue())))
+			Expect(report.NetworkConfig.State).To(Equal("absent"))
+			Expect(report.NetworkConfig.Desired).To(MatchJSON(cfg.Network.Desired()))
+		})
+
+		It("reports a stored network config equal to the desired one", func() {
+			putNetworkConfig(cfg, string(cfg.Network.Desired()))
+			report, status := checkJSON()
+			Expect(status).To(Equal(0))
+			Expect(report.NetworkConfig.State).To(Equal("equal"))
+		})
+	})
+
+	It("exits 1 when the alias does not resolve", func() {
+		dnsServer.Remove(cluster.Alias)
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say(`ALIAS %s: looking up '%s' at %s: NXDOMAIN`, cluster.Alias, cluster.Alias, dnsServer.Addr))
+		Expect(session.Out).To(gbytes.Say(`READY: no\n  - looking up '%s'`, cluster.Alias))
+	})
+
+	It("exits 1 when the server certificate does not cover the alias", func() {
+		cfg.Etcd.Alias = "other.test.internal"
+		dnsServer.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say(`%s:%d +no +\d{4}\S+Z +TLS handshake with etcd at \S+: the server certificate does not cover the alias 'other.test.internal'`,
+			cluster.IPs()[0], cluster.Port))
+		Expect(session.Out).To(gbytes.Say(`READY: no\n  - TLS handshake .* does not cover the alias 'other.test.internal' \(its names: etcd.test.internal, member-\d.etcd.test.internal, 127`))
+	})
+
+	It("exits 1 when the stored network config differs and network.enforce is false", func() {
+		putNetworkConfig(cfg, `{"Network":"198.18.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say(`NETWORK CONFIG %s: different\n`, cfg.Etcd.NetworkConfigKey()))
+		Expect(session.Out).To(gbytes.Say(`  differs: Backend.Type: stored "udp", desired "vxlan"\n`))
+		Expect(session.Out).To(gbytes.Say(`READY: no\n  - the network config at '%s' differs from the desired one and network.enforce is false\n`,
+			cfg.Etcd.NetworkConfigKey()))
+	})
+
+	It("is ready with a different network config when network.enforce would replace it", func() {
+		putNetworkConfig(cfg, `{"Network":"198.18.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
+		cfg.Network.Enforce = true
+		report, status := checkJSON()
+		Expect(status).To(Equal(0))
+		Expect(report.NetworkConfig.State).To(Equal("different"))
+	})
+
+	It("exits 2 on a bad config", func() {
+		cfg.Etcd.Port = 0
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(2))
+		Expect(session.Err).To(gbytes.Say(`invalid config: etcd.port: must be a port between 1 and 65535, got 0`))
+	})
+})
+
+func putNetworkConfig(cfg config.Config, value string) {
+	tlsConfig, err := members.TLSConfig(cfg.Etcd, time.Now())
+	Expect(err).NotTo(HaveOccurred())
+	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second})
+	Expect(err).NotTo(HaveOccurred())
+	defer etcd.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = etcd.Put(ctx, cfg.Etcd.NetworkConfigKey(), value)
+	Expect(err).NotTo(HaveOccurred())
+}
