@@ -1,6 +1,6 @@
 // Package vm runs commands "on" a simulated VM: in its network namespace, with its own /var/vcap,
-// /run/flannel and /etc/resolv.conf bind-mounted from a host directory in a private mount namespace
-// (ip netns exec gives each command a fresh one, so nothing is mounted on the host).
+// /run/flannel, /etc/cni and /etc/resolv.conf bind-mounted from a host directory in a private mount
+// namespace (ip netns exec gives each command a fresh one, so nothing is mounted on the host).
 package vm
 
 import (
@@ -18,11 +18,11 @@ import (
 	"github.com/flannel-dns/flannel-dns/e2e/network"
 )
 
-// The paths each VM has to itself.
-var privatePaths = []string{"/var/vcap", "/run/flannel"}
+// The paths each VM has to itself (the flanneld job's pre-start writes the CNI config under /etc/cni).
+var privatePaths = []string{"/var/vcap", "/run/flannel", "/etc/cni"}
 
 const mountThenExec = `set -e
-for target in /var/vcap /run/flannel; do mount --bind "$root$target" "$target"; done
+for target in /var/vcap /run/flannel /etc/cni; do mount --bind "$root$target" "$target"; done
 mount --bind "$root/resolv.conf" /etc/resolv.conf
 exec "$@"`
 

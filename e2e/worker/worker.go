@@ -125,21 +125,24 @@ func (w *Worker) startBPM(job string) error {
 }
 
 // ChildPID is the PID of the first child of the process started as name (flanneld under the launcher), 0 if none.
+// The kernel lists children under the thread that forked them, so every thread of the parent is read.
 func (w *Worker) ChildPID(name string) int {
 	parent := w.PID(name)
 	if parent == 0 {
 		return 0
 	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(parent) + "/task/" + strconv.Itoa(parent) + "/children")
-	if err != nil {
-		return 0
+	lists, _ := filepath.Glob("/proc/" + strconv.Itoa(parent) + "/task/*/children")
+	for _, list := range lists {
+		data, err := os.ReadFile(list)
+		if err != nil {
+			continue
+		}
+		if fields := strings.Fields(string(data)); len(fields) > 0 {
+			pid, _ := strconv.Atoi(fields[0])
+			return pid
+		}
 	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 {
-		return 0
-	}
-	pid, _ := strconv.Atoi(fields[0])
-	return pid
+	return 0
 }
 
 // SubnetEnv reads flanneld's subnet file (path as on the VM).

@@ -1,0 +1,126 @@
+// Command demo runs the master-scaling scenario on the simulated CFCR cluster with narration and prints
+// the final table. scripts/demo builds what it needs and runs it.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/flannel-dns/flannel-dns/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/e2e/network"
+	"github.com/flannel-dns/flannel-dns/e2e/scenario"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var cfg cluster.Config
+	keep := flag.Bool("keep", false, "leave the cluster running at the end, with instructions")
+	down := flag.Bool("down", false, "remove what a --keep run left behind, then exit")
+	flag.StringVar(&cfg.WorkDir, "work", "", "directory for the VMs' files (default: a new temporary directory)")
+	flag.StringVar(&cfg.EtcdBin, "etcd-bin", "", "directory holding etcd and etcdctl")
+	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
+	flag.StringVar(&cfg.ReleaseJobs, "jobs", "jobs", "this release's jobs/")
+	flag.StringVar(&cfg.KuboJobs, "kubo-jobs", "e2e/fixtures/kubo/jobs", "the kubo-v0.21-style jobs")
+	flag.Parse()
+	if *down {
+		if err := network.SweepLeftovers(); err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			return 1
+		}
+		return 0
+	}
+	if cfg.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "flannel-dns-demo-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			return 1
+		}
+		cfg.WorkDir = dir
+	}
+	cfg.Logf = func(format string, args ...any) { fmt.Printf("    "+format+"\n", args...) }
+
+	c, err := cluster.New(cfg)
+	teardown := func() {
+		fmt.Println("==> tearing down: processes, namespaces, interfaces")
+		if err := c.Destroy(); err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+		}
+		_ = os.RemoveAll(cfg.WorkDir)
+	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		fmt.Println("\ninterrupted")
+		teardown()
+		os.Exit(130)
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		teardown()
+		return 1
+	}
+	code := narrate(c)
+	if *keep && code == 0 {
+		signal.Stop(signals)
+		instructions(c, cfg.WorkDir)
+		return 0
+	}
+	teardown()
+	return code
+}
+
+func narrate(c *cluster.Cluster) int {
+	fmt.Println(`==> A CFCR deployment on simulated BOSH VMs: 3 masters running real etcd (TLS, client certificates),
+    2 workers running this release's flanneld job (flannel-launcher + real flanneld, vxlan), dnsmasq as
+    bosh-dns, a pod on each worker and a UDP probe between every pair of pods.
+    Each step changes the manifest; the director's decision is simulated by rendering every job of every
+    instance and comparing configuration hashes, for this release and for a kubo-v0.21-style flanneld job.`)
+	start := time.Now()
+	steps, err := scenario.Run(c, 3*time.Second, func(s scenario.Step) { fmt.Println("--> " + scenario.Progress(s)) })
+	fmt.Println()
+	_ = scenario.WriteTable(os.Stdout, steps)
+	fmt.Printf("\n(%s in all)\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 1
+	}
+	violations := append(scenario.Violations(steps), scenario.KuboContrast(steps)...)
+	if len(violations) > 0 {
+		fmt.Println("\nFAILED:")
+		for _, v := range violations {
+			fmt.Println("  " + v)
+		}
+		return 1
+	}
+	fmt.Println(`
+PASSED: no worker was updated in any master step, every flanneld kept its PID and subnet, every lease
+stayed in etcd, and the pods lost no probe while the masters changed. With the kubo-style job, every
+worker would have been updated (and its pods restarted) at every master step.`)
+	return 0
+}
+
+func instructions(c *cluster.Cluster, work string) {
+	w := c.Workers()[0]
+	m := c.AnyMaster()
+	fmt.Printf(`
+The cluster is still running (--keep). Look around:
+  ip netns list                                   # one namespace per VM, pod and the switch
+  %[1]s/var/vcap/sys/log/flanneld/flanneld.log   # the launcher's and flanneld's log on %[2]s
+  ip netns exec %[3]s sh -c 'mount --bind %[1]s/var/vcap /var/vcap && mount --bind %[1]s/resolv.conf /etc/resolv.conf && /var/vcap/jobs/flanneld/bin/flannel-check'
+                                                  # the operator's check on %[2]s
+  ip netns exec %[3]s ip route                    # routes to the other workers' pod subnets via flannel.1
+  ip netns exec %[4]s %[5]s/var/vcap/packages/etcd/etcdctl --endpoints=%[6]s \
+     --cacert=%[5]s/var/vcap/jobs/etcd/config/ca.crt --cert=%[5]s/var/vcap/jobs/etcd/config/client.crt \
+     --key=%[5]s/var/vcap/jobs/etcd/config/client.key member list
+Files are under %[7]s. Remove everything with: scripts/demo --down
+`, w.Root, w.Name, w.Namespace, m.Namespace, m.Root, "https://"+m.Address.String()+":2379", filepath.Clean(work))
+}

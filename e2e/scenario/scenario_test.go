@@ -1,0 +1,50 @@
+package scenario_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/e2e/scenario"
+)
+
+var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
+	It("updates no worker, keeps every flanneld and its subnet, and loses no pod traffic", func() {
+		cfg := cluster.Config{
+			WorkDir:     GinkgoT().TempDir(),
+			EtcdBin:     os.Getenv("E2E_ETCD_BIN"),
+			Packages:    os.Getenv("E2E_PACKAGES"),
+			ReleaseJobs: filepath.Join("..", "..", "jobs"),
+			KuboJobs:    filepath.Join("..", "fixtures", "kubo", "jobs"),
+			Logf:        func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
+		}
+		if cfg.EtcdBin == "" || cfg.Packages == "" {
+			Skip("E2E_ETCD_BIN and E2E_PACKAGES are not set (scripts/test-e2e sets them)")
+		}
+		c, err := cluster.New(cfg)
+		DeferCleanup(func() { Expect(c.Destroy()).To(Succeed()) })
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() {
+				for _, w := range c.Workers() {
+					GinkgoWriter.Printf("--- %s flanneld log:\n%s\n", w.Name, cluster.LogTail(w.Path("/var/vcap/sys/log/flanneld/flanneld.log"), 40))
+				}
+			}
+		})
+
+		steps, err := scenario.Run(c, 3*time.Second, func(s scenario.Step) { GinkgoWriter.Println(scenario.Progress(s)) })
+		var table strings.Builder
+		Expect(scenario.WriteTable(&table, steps)).To(Succeed())
+		AddReportEntry("scenario", table.String())
+		Expect(err).NotTo(HaveOccurred(), table.String())
+
+		Expect(scenario.Violations(steps)).To(BeEmpty(), table.String())
+		Expect(scenario.KuboContrast(steps)).To(BeEmpty(), table.String())
+		Expect(steps[len(steps)-1].Workers).To(HaveLen(3))
+	})
+})
