@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 )
 
 // ServerCert is what a TLS handshake with one of the alias' addresses showed.
@@ -116,6 +118,9 @@ func (c *Cluster) describeHandshakeError(address string, err error, result *Serv
 		result.DNSNames, result.NotAfter = leaf.DNSNames, leaf.NotAfter
 		result.CoversAlias = leaf.VerifyHostname(c.alias) == nil
 		return &CertError{Address: address, Problem: c.describeVerifyError(verifyErr.Err, leaf)}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return bosherr.Errorf("no TLS handshake within the probe timeout (%s)", c.probeTimeout)
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Op == "remote error" {
