@@ -35,30 +35,40 @@ var (
 )
 
 var _ = BeforeSuite(func() {
-	var err error
-	dir := GinkgoT().TempDir()
-	ca, err = pki.NewCA(dir, "etcd-ca")
-	Expect(err).NotTo(HaveOccurred())
-	client, err = ca.Issue(pki.Client("flanneld"))
-	Expect(err).NotTo(HaveOccurred())
-
-	dns, err = dnsserver.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(dns.Close)
-
 	started := time.Now()
-	cluster, err = etcdcluster.Start(ca, etcdcluster.Options{Size: 3, Domain: "etcd.test.internal"})
+	closeEnv, err := startEnv(GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(cluster.Close)
-	GinkgoWriter.Printf("etcd cluster started in %s\n", time.Since(started))
-
-	resolver, err = resolve.New(config.DNS{Server: dns.Addr}, time.Second)
-	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(closeEnv)
+	GinkgoWriter.Printf("etcd cluster and DNS server started in %s\n", time.Since(started))
 })
 
 var _ = BeforeEach(func() {
 	cluster.Publish(dns)
 })
+
+// startEnv sets the package's variables up; the benchmarks use it too, outside Ginkgo.
+func startEnv(dir string) (func(), error) {
+	var err error
+	if ca, err = pki.NewCA(dir, "etcd-ca"); err != nil {
+		return nil, err
+	}
+	if client, err = ca.Issue(pki.Client("flanneld")); err != nil {
+		return nil, err
+	}
+	if dns, err = dnsserver.Start(); err != nil {
+		return nil, err
+	}
+	if cluster, err = etcdcluster.Start(ca, etcdcluster.Options{Size: 3, Domain: "etcd.test.internal"}); err != nil {
+		_ = dns.Close()
+		return nil, err
+	}
+	cluster.Publish(dns)
+	resolver = resolve.ForServers([]string{dns.Addr}, time.Second)
+	return func() {
+		cluster.Close()
+		_ = dns.Close()
+	}, nil
+}
 
 func launcherConfig() config.Config {
 	cfg := config.Default()

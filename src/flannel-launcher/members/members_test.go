@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
@@ -28,32 +29,35 @@ type discovery struct {
 // addresses, list and probe the members through the alias.
 func discover(cfg config.Config) (discovery, error) {
 	logger, logs := newLogger()
-	result := discovery{logs: logs}
+	started := time.Now()
+	found, err := discoverWith(cfg, logger)
+	found.logs, found.took = logs, time.Since(started)
+	GinkgoWriter.Printf("discovery took %s\n", found.took)
+	return found, err
+}
+
+func discoverWith(cfg config.Config, logger boshlog.Logger) (discovery, error) {
+	var found discovery
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	started := time.Now()
-	defer func() { result.took = time.Since(started) }()
-
 	ips, err := resolver.Lookup(ctx, cfg.Etcd.Alias)
 	if err != nil {
-		return result, err
+		return found, err
 	}
 	etcd, err := members.New(cfg, resolver, logger)
 	if err != nil {
-		return result, err
+		return found, err
 	}
-	if result.certs, err = etcd.CheckServerCerts(ctx, ips); err != nil {
-		return result, err
+	if found.certs, err = etcd.CheckServerCerts(ctx, ips); err != nil {
+		return found, err
 	}
 	client, err := etcd.Client()
 	if err != nil {
-		return result, err
+		return found, err
 	}
 	defer client.Close()
-	result.members, err = etcd.Members(ctx, client)
-	result.took = time.Since(started)
-	GinkgoWriter.Printf("discovery took %s\n", result.took)
-	return result, err
+	found.members, err = etcd.Members(ctx, client)
+	return found, err
 }
 
 func byName(list []members.Member, name string) members.Member {
