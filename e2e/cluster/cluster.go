@@ -15,6 +15,7 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
+	"github.com/flannel-dns/flannel-dns/e2e/boshdns"
 	"github.com/flannel-dns/flannel-dns/e2e/director"
 	"github.com/flannel-dns/flannel-dns/e2e/dnsmasq"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
@@ -188,6 +189,20 @@ func (c *Cluster) Workers() []*worker.Worker {
 	return ws
 }
 
+// Leases lists the keys of flannel's subnet leases. A read may fail for a moment while the members elect
+// a leader after a membership change, so it is retried.
+func (c *Cluster) Leases() (string, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := c.AnyMaster().Etcdctl("get", "--prefix", "--keys-only", "/coreos.com/network/subnets/")
+		if err == nil || time.Now().After(deadline) {
+			return out, err
+		}
+		c.logf("reading leases failed, retrying: %s", err)
+		time.Sleep(time.Second)
+	}
+}
+
 // AnyMaster is the lowest-index master, to run etcdctl on.
 func (c *Cluster) AnyMaster() *master.Member { return c.masters[c.Masters()[0]] }
 
@@ -251,7 +266,7 @@ func (c *Cluster) replan() (Deployed, error) {
 		return Deployed{}, err
 	}
 	c.plan, c.kuboPlan = plan, kubo
-	recs, err := records(plan, NetworkName, Deployment)
+	recs, err := boshdns.Records(plan, NetworkName, Deployment)
 	if err != nil {
 		return Deployed{}, err
 	}

@@ -285,7 +285,14 @@ func (c *Cluster) waitForRoutes(newcomer *worker.Worker) error {
 }
 
 func union(a, b []string) []string {
-	out := appendNew(append([]string(nil), a...), b...)
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range append(append([]string(nil), a...), b...) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
 	sort.Strings(out)
 	return out
 }

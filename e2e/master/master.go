@@ -115,13 +115,17 @@ func (m *Member) WaitHealthy(timeout time.Duration) error {
 	}
 }
 
-// Add registers newcomer with the cluster through m (cfcr-etcd runs `member add` before starting). etcd
-// refuses it while any member has been connected for less than a few seconds ("unhealthy cluster"),
-// so it is retried for a while, as cfcr-etcd does.
+// Add registers newcomer with the cluster through m (cfcr-etcd runs `member add` before starting).
 func (m *Member) Add(newcomer *Member) error {
+	return m.reconfigure("member", "add", newcomer.MemberName(), "--peer-urls="+newcomer.PeerURL())
+}
+
+// reconfigure runs a membership change. etcd refuses one while any member has been connected for less
+// than a few seconds ("unhealthy cluster"), so it is retried for a while, as cfcr-etcd does.
+func (m *Member) reconfigure(args ...string) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, err := m.Etcdctl("member", "add", newcomer.MemberName(), "--peer-urls="+newcomer.PeerURL())
+		_, err := m.Etcdctl(args...)
 		if err == nil || time.Now().After(deadline) {
 			return err
 		}
@@ -135,7 +139,7 @@ func (m *Member) Drain() error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.Etcdctl("member", "remove", id); err != nil {
+	if err := m.reconfigure("member", "remove", id); err != nil {
 		return err
 	}
 	m.VM.Stop(process, 10*time.Second)

@@ -83,7 +83,7 @@ func runStep(c *cluster.Cluster, a action, settle time.Duration) (Step, error) {
 }
 
 func workerStates(c *cluster.Cluster) ([]WorkerState, error) {
-	leases, err := c.AnyMaster().Etcdctl("get", "--prefix", "--keys-only", "/coreos.com/network/subnets/")
+	leases, err := c.Leases()
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,6 @@
-package cluster
+// Package boshdns computes the answers bosh-dns would give for a deployment: each instance's own name and
+// every alias that a rendered job declares in dns/aliases.json, resolved against the instances deployed now.
+package boshdns
 
 import (
 	"encoding/json"
@@ -18,9 +20,9 @@ const aliasesFile = "dns/aliases.json"
 
 var instanceIndexQuery = regexp.MustCompile(`^q-(?:.*[^a-z])?i(\d+)`)
 
-// records answers what bosh-dns would: each instance under <id>.<group>.<network>.<deployment>.bosh,
+// Records answers what bosh-dns would: each instance under <id>.<group>.<network>.<deployment>.bosh,
 // and every alias that a rendered job declares, its targets resolved against the instances now deployed.
-func records(plan *director.Plan, network, deployment string) (dnsmasq.Records, error) {
+func Records(plan *director.Plan, network, deployment string) (dnsmasq.Records, error) {
 	recs := dnsmasq.Records{}
 	var instances []director.Instance
 	aliases := map[string][]string{}
@@ -48,7 +50,9 @@ func records(plan *director.Plan, network, deployment string) (dnsmasq.Records, 
 			if err != nil {
 				return nil, bosherr.WrapErrorf(err, "Alias %s", alias)
 			}
-			recs[alias] = appendNew(recs[alias], addrs...)
+			if len(addrs) > 0 {
+				recs[alias] = appendNew(recs[alias], addrs...)
+			}
 		}
 	}
 	return recs, nil
