@@ -32,6 +32,14 @@ import (
 type Options struct {
 	Size   int
 	Domain string
+	// ServerCert issues a member's server certificate; by default it covers the alias, the member's host
+	// name and its address.
+	ServerCert func(ca *pki.CA, m *Member, alias string) (pki.Pair, error)
+}
+
+// DefaultServerCert covers the alias, the member's host name and its address.
+func DefaultServerCert(ca *pki.CA, m *Member, alias string) (pki.Pair, error) {
+	return ca.Issue(pki.Server(m.Name, []string{alias, m.Host}, []net.IP{m.IP}))
 }
 
 // Cluster is a running cluster.
@@ -92,6 +100,10 @@ func (c *Cluster) plan(ca *pki.CA, opts Options) error {
 		return err
 	}
 	c.Port = port
+	issue := opts.ServerCert
+	if issue == nil {
+		issue = DefaultServerCert
+	}
 	for i, ip := range ips {
 		m := &Member{Name: fmt.Sprintf("member-%d", i), IP: ip, caFile: ca.CertFile}
 		m.Host = m.Name + "." + opts.Domain
@@ -99,7 +111,7 @@ func (c *Cluster) plan(ca *pki.CA, opts Options) error {
 		if m.peerPort, err = loopback.FreePort([]net.IP{ip}); err != nil {
 			return err
 		}
-		server, err := ca.Issue(pki.Server(m.Name, []string{opts.Domain, m.Host}, []net.IP{ip}))
+		server, err := issue(ca, m, opts.Domain)
 		if err != nil {
 			return err
 		}

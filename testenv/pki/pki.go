@@ -8,12 +8,14 @@
 package pki
 
 import (
+	"cmp"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -41,7 +43,8 @@ type Pair struct {
 
 // Request describes a certificate to issue.
 type Request struct {
-	name      string
+	name      string // names the files and, unless set apart, the subject's common name
+	cn        string
 	dnsNames  []string
 	ips       []net.IP
 	usages    []x509.ExtKeyUsage
@@ -61,6 +64,12 @@ func Server(name string, dnsNames []string, ips []net.IP) Request {
 func Client(name string) Request {
 	return Request{name: name, usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		notBefore: time.Now().Add(-time.Hour), notAfter: time.Now().Add(24 * time.Hour)}
+}
+
+// CommonName sets the subject's common name apart from the name the files take after.
+func (r Request) CommonName(cn string) Request {
+	r.cn = cn
+	return r
 }
 
 // ValidUntil sets the end of validity; a time in the past makes an expired certificate.
@@ -109,7 +118,7 @@ func (ca *CA) Issue(r Request) (Pair, error) {
 	}
 	template := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: r.name},
+		Subject:      pkix.Name{CommonName: cmp.Or(r.cn, r.name)},
 		DNSNames:     r.dnsNames,
 		IPAddresses:  r.ips,
 		NotBefore:    r.notBefore,
@@ -125,7 +134,8 @@ func (ca *CA) Issue(r Request) (Pair, error) {
 	if err != nil {
 		return Pair{}, bosherr.WrapError(err, "Parsing the new certificate")
 	}
-	return write(ca.dir, ca.Name+"-"+r.name, cert, key)
+	// The serial keeps files apart when two certificates share a name: etcd re-reads its files.
+	return write(ca.dir, fmt.Sprintf("%s-%s-%x", ca.Name, r.name, cert.SerialNumber), cert, key)
 }
 
 func write(dir, name string, cert *x509.Certificate, key *ecdsa.PrivateKey) (Pair, error) {

@@ -9,15 +9,16 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
 )
 
 func main() {
-	os.Exit(run())
+	os.Exit(run(time.Now()))
 }
 
-func run() int {
+func run(started time.Time) int {
 	path := os.Getenv(record.FileEnv)
 	if path == "" {
 		fmt.Fprintf(os.Stderr, "recordingflanneld: %s is not set\n", record.FileEnv)
@@ -26,7 +27,7 @@ func run() int {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 
-	rec := record.Record{Args: os.Args[1:], Env: os.Environ(), PID: os.Getpid(), Signals: []string{}}
+	rec := record.Record{Started: started.UnixNano(), Args: os.Args[1:], Env: os.Environ(), PID: os.Getpid(), Signals: []string{}}
 	if err := record.Write(path, rec); err != nil {
 		fmt.Fprintf(os.Stderr, "recordingflanneld: writing %s: %s\n", path, err)
 		return 99

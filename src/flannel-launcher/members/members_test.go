@@ -15,6 +15,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
+	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
 	"github.com/flannel-dns/flannel-dns/testenv/pki"
 )
 
@@ -205,6 +206,23 @@ var _ = Describe("TLS problems", func() {
 			"the server certificate does not cover the alias 'etcd-other.test.internal' (its names: etcd.test.internal, member-"))
 		Expect(found.certs).NotTo(BeEmpty())
 		Expect(found.certs[0].CoversAlias).To(BeFalse())
+	})
+
+	It("says a certificate with only a common name covers no host name, as with cfcr-etcd v0.21", func() {
+		legacy, err := etcdcluster.Start(ca, etcdcluster.Options{Size: 1, Domain: "legacy.test.internal",
+			ServerCert: func(ca *pki.CA, m *etcdcluster.Member, _ string) (pki.Pair, error) {
+				return ca.Issue(pki.Server(m.Name, nil, nil).CommonName("*.legacy.test.internal"))
+			}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(legacy.Close)
+		legacy.Publish(dns)
+		cfg := launcherConfig()
+		cfg.Etcd.Alias, cfg.Etcd.Port = legacy.Alias, legacy.Port
+
+		_, err = discover(cfg)
+
+		Expect(certError(err).Problem).To(Equal("the server certificate does not cover the alias 'legacy.test.internal' " +
+			"(its names: none; the common name '*.legacy.test.internal' is not used for host names)"))
 	})
 
 	It("says when the server certificate is not signed by the configured CA", func() {

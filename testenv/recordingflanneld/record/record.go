@@ -17,6 +17,7 @@ const (
 )
 
 type Record struct {
+	Started int64    `json:"started_unix_nano"` // when main began, for measuring how long the launcher took
 	Args    []string `json:"args"`
 	Env     []string `json:"env"`
 	PID     int      `json:"pid"`
