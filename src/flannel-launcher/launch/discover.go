@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -73,24 +74,30 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 	return discovery{aliasIPs: ips, memberURLs: urls}, nil
 }
 
-// membersAndNetwork opens the only etcd client of the run and closes it before flanneld starts.
+// membersAndNetwork opens the only etcd client of the run and closes it before flanneld starts. The member
+// probes and the network config do not depend on each other, so they run side by side.
 func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluster) ([]string, error) {
 	client, err := cluster.Client()
 	if err != nil {
 		return nil, err
 	}
 	defer client.Close()
-	list, err := cluster.Members(ctx, client)
-	if err != nil {
-		return nil, err
+	var list []members.Member
+	var listErr error
+	var probing sync.WaitGroup
+	probing.Go(func() { list, listErr = cluster.Members(ctx, client) })
+	network := l.Config.Network
+	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), network.Enforce, l.Logger)
+	probing.Wait()
+	if listErr != nil {
+		return nil, listErr
+	}
+	if ensureErr != nil {
+		return nil, bosherr.WrapError(ensureErr, "Ensuring the network config")
 	}
 	urls := members.HealthyURLs(list)
 	if len(urls) == 0 {
 		l.Logger.Warn(logTag, "no member is healthy from here, flanneld gets the alias only: members=%d", len(list))
-	}
-	network := l.Config.Network
-	if _, err := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), network.Enforce, l.Logger); err != nil {
-		return nil, bosherr.WrapError(err, "Ensuring the network config")
 	}
 	return urls, nil
 }

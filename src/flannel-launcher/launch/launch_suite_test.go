@@ -18,7 +18,6 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
 	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
 	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
 	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
 )
 
@@ -29,8 +28,7 @@ func TestLaunch(t *testing.T) {
 
 var (
 	recordingFlanneld string
-	ca                *pki.CA
-	client            pki.Pair
+	env               *environment
 	cluster           *etcdcluster.Cluster
 	dnsServer         *dnsserver.Server
 	prefixes          atomic.Int32
@@ -43,44 +41,19 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 }, func(path []byte) {
 	recordingFlanneld = string(path)
 	var err error
-	ca, err = pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
+	env, err = startEnvironment()
 	Expect(err).NotTo(HaveOccurred())
-	client, err = ca.Issue(pki.Client("flanneld"))
-	Expect(err).NotTo(HaveOccurred())
-	cluster, err = etcdcluster.Start(ca, etcdcluster.Options{Size: 3, Domain: "etcd.test.internal"})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(cluster.Close)
-	dnsServer, err = dnsserver.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(dnsServer.Close)
-	cluster.Publish(dnsServer)
+	DeferCleanup(env.close)
+	cluster, dnsServer = env.cluster, env.dns
 })
 
 var _ = SynchronizedAfterSuite(func() {}, func() {
 	gexec.CleanupBuildArtifacts()
 })
 
-// newConfig points at the suite's cluster and DNS server, with a network config key of its own and short
-// timings so that retries show within a test.
 func newConfig() config.Config {
-	cfg := config.Default()
-	cfg.Etcd = config.Etcd{
-		Alias: cluster.Alias, Port: cluster.Port,
-		Prefix: fmt.Sprintf("/test-%d-%d/network", GinkgoParallelProcess(), prefixes.Add(1)),
-		CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile,
-	}
-	cfg.DNS.Server = dnsServer.Addr
-	cfg.Network.CIDR = "198.18.0.0/16"
-	cfg.Flanneld.Path = recordingFlanneld
-	cfg.Flanneld.Iface = "lo"
-	cfg.Timing = config.Timing{
-		StartupDeadline: config.Duration(20 * time.Second),
-		DNSTimeout:      config.Duration(500 * time.Millisecond),
-		ProbeTimeout:    config.Duration(500 * time.Millisecond),
-		ResolveInterval: config.Duration(50 * time.Millisecond),
-		BackoffInitial:  config.Duration(20 * time.Millisecond),
-		BackoffMax:      config.Duration(100 * time.Millisecond),
-	}
+	cfg := env.config(fmt.Sprintf("test-%d-%d", GinkgoParallelProcess(), prefixes.Add(1)), recordingFlanneld)
+	cfg.Timing = shortTimings()
 	return cfg
 }
 
@@ -88,9 +61,9 @@ func newConfig() config.Config {
 func newLauncher(cfg config.Config, recordFile string, logs io.Writer, starts *atomic.Int32) launch.Launcher {
 	launcher, err := launch.New(cfg, boshlog.NewWriterLogger(boshlog.LevelDebug, io.MultiWriter(logs, GinkgoWriter)))
 	Expect(err).NotTo(HaveOccurred())
-	env := append(os.Environ(), record.FileEnv+"="+recordFile, record.SignalExitEnv+"=3")
+	flanneldEnv := append(os.Environ(), record.FileEnv+"="+recordFile, record.SignalExitEnv+"=3")
 	launcher.Starter = countingStarter{
-		ExecStarter: flanneld.ExecStarter{Stdout: GinkgoWriter, Stderr: GinkgoWriter, Env: env},
+		ExecStarter: flanneld.ExecStarter{Stdout: GinkgoWriter, Stderr: GinkgoWriter, Env: flanneldEnv},
 		starts:      starts,
 	}
 	launcher.KillAfter = time.Second

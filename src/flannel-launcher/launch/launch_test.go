@@ -3,10 +3,8 @@ package launch_test
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,8 +15,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
-	"github.com/prometheus/client_golang/prometheus"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
@@ -220,26 +216,14 @@ func (c *recordingClock) waits() []time.Duration {
 	return append([]time.Duration(nil), c.recorded...)
 }
 
-// etcdRequests counts the gRPC calls every member of the in-process cluster has started to serve.
 func etcdRequests() float64 {
-	families, err := prometheus.DefaultGatherer.Gather()
+	count, err := etcdRequestsServed()
 	Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, family := range families {
-		if family.GetName() == "grpc_server_started_total" {
-			for _, metric := range family.GetMetric() {
-				total += metric.GetCounter().GetValue()
-			}
-		}
-	}
-	return total
+	return count
 }
 
 func storedNetworkConfig(cfg config.Config) string {
-	tlsConfig, err := members.TLSConfig(cfg.Etcd, time.Now())
-	Expect(err).NotTo(HaveOccurred())
-	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second})
+	etcd, err := env.etcdClient(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	defer etcd.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -1,0 +1,212 @@
+package launch_test
+
+// Benchmarks of the real flannel-launcher binary against a three-member TLS etcd cluster and a DNS server in
+// this process, with testenv/recordingflanneld as flanneld. docs/benchmarks.md has the commands and figures.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+)
+
+// steadyStateWindow is how long BenchmarkSteadyState watches a running launcher.
+const steadyStateWindow = time.Minute
+
+var bench struct {
+	once     sync.Once
+	err      error
+	env      *environment
+	launcher string
+	flanneld string
+	dir      string
+}
+
+func TestMain(m *testing.M) {
+	status := m.Run()
+	if bench.env != nil {
+		bench.env.close()
+		os.RemoveAll(bench.dir)
+	}
+	gexec.CleanupBuildArtifacts()
+	os.Exit(status)
+}
+
+// benchSetup builds both binaries and starts the environment once for all benchmarks.
+func benchSetup(b *testing.B) {
+	bench.once.Do(func() {
+		if bench.launcher, bench.err = gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher"); bench.err != nil {
+			return
+		}
+		if bench.flanneld, bench.err = gexec.Build("github.com/flannel-dns/flannel-dns/testenv/recordingflanneld"); bench.err != nil {
+			return
+		}
+		if bench.dir, bench.err = os.MkdirTemp("", "launch-bench-"); bench.err != nil {
+			return
+		}
+		bench.env, bench.err = startEnvironment()
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+}
+
+// BenchmarkStartToExec: from starting the launcher to flanneld's first instruction, all members healthy.
+func BenchmarkStartToExec(b *testing.B) {
+	benchSetup(b)
+	benchmarkStartToExec(b)
+}
+
+// BenchmarkStartToExecBlackHoled: the same with one member accepting connections and never answering.
+func BenchmarkStartToExecBlackHoled(b *testing.B) {
+	benchSetup(b)
+	if err := bench.env.cluster.BlackHole(2); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := bench.env.cluster.Restart(2); err != nil {
+			b.Error(err)
+		}
+	})
+	benchmarkStartToExec(b)
+}
+
+func benchmarkStartToExec(b *testing.B) {
+	cfg := bench.env.config("bench", bench.flanneld)
+	configFile := writeBenchConfig(b, cfg)
+	durations := make([]time.Duration, 0, b.N)
+	cpu := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		recordFile := newRecordFile(b)
+		started := time.Now()
+		launcher := startLauncher(b, configFile, recordFile)
+		rec := waitForFlanneld(b, recordFile)
+		durations = append(durations, time.Unix(0, rec.Started).Sub(started))
+		stopLauncher(b, launcher)
+		cpu = append(cpu, launcher.ProcessState.UserTime()+launcher.ProcessState.SystemTime())
+	}
+	b.StopTimer()
+	slices.Sort(durations)
+	slices.Sort(cpu)
+	b.ReportMetric(ms(durations[len(durations)/2]), "ms-median")
+	b.ReportMetric(ms(durations[len(durations)*9/10]), "ms-p90")
+	b.ReportMetric(ms(durations[len(durations)-1]), "ms-max")
+	b.ReportMetric(ms(cfg.Timing.ProbeTimeout.D()), "ms-probe-timeout")
+	// CPU the launcher used over its whole run (start, a few ms running, stop): what the machine's load
+	// does not inflate.
+	b.ReportMetric(ms(cpu[len(cpu)/2]), "ms-cpu-median")
+}
+
+// BenchmarkSteadyState: a launcher whose flanneld runs, watched for a minute: its resident memory and the
+// etcd requests the cluster served meanwhile (the launcher is the cluster's only client).
+func BenchmarkSteadyState(b *testing.B) {
+	benchSetup(b)
+	configFile := writeBenchConfig(b, bench.env.config("bench-steady", bench.flanneld))
+	for range b.N {
+		recordFile := newRecordFile(b)
+		launcher := startLauncher(b, configFile, recordFile)
+		waitForFlanneld(b, recordFile)
+		before, err := etcdRequestsServed()
+		if err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(steadyStateWindow)
+		after, err := etcdRequestsServed()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(after-before, "etcd-requests/min")
+		b.ReportMetric(residentMiB(b, launcher.Process.Pid, "VmRSS"), "MiB-rss")
+		b.ReportMetric(residentMiB(b, launcher.Process.Pid, "VmHWM"), "MiB-rss-peak")
+		stopLauncher(b, launcher)
+	}
+}
+
+func writeBenchConfig(b *testing.B, cfg config.Config) string {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(bench.dir, "launcher-"+strings.ReplaceAll(cfg.Etcd.Prefix, "/", "_")+".json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// newRecordFile names a file no earlier run has written: the benchmark framework runs each benchmark
+// several times.
+func newRecordFile(b *testing.B) string {
+	dir, err := os.MkdirTemp(bench.dir, "run-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return filepath.Join(dir, "record.json")
+}
+
+func startLauncher(b *testing.B, configFile, recordFile string) *exec.Cmd {
+	cmd := exec.Command(bench.launcher, "run", "--config", configFile)
+	cmd.Env = append(os.Environ(), record.FileEnv+"="+recordFile)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return cmd
+}
+
+func waitForFlanneld(b *testing.B, recordFile string) record.Record {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if rec, err := record.Read(recordFile); err == nil {
+			return rec
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.Fatalf("flanneld did not start within 30s (no %s)", recordFile)
+	return record.Record{}
+}
+
+func stopLauncher(b *testing.B, cmd *exec.Cmd) {
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// residentMiB reads one of the Vm* lines of /proc/<pid>/status.
+func residentMiB(b *testing.B, pid int, field string) float64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if value, ok := strings.CutPrefix(line, field+":"); ok {
+			kib, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(value), " kB"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return float64(kib) / 1024
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+func ms(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}
