@@ -2,9 +2,11 @@ package members_test
 
 import (
 	"testing"
+	"time"
 
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 )
 
@@ -20,6 +22,7 @@ func BenchmarkDiscovery(b *testing.B) {
 	}
 	defer closeEnv()
 	cfg := launcherConfig()
+	cfg.Timing.ProbeTimeout = config.Duration(500 * time.Millisecond)
 	logger := boshlog.NewLogger(boshlog.LevelNone)
 	run := func(wantHealthy int) func(*testing.B) {
 		return func(b *testing.B) {

@@ -22,7 +22,8 @@ func TestMembers(t *testing.T) {
 	RunSpecs(t, "Members Suite")
 }
 
-const probeTimeout = 500 * time.Millisecond
+// Generous: under the race detector on a busy machine a TLS handshake alone can take hundreds of milliseconds.
+const probeTimeout = 2 * time.Second
 
 // One cluster for the suite: starting etcd under the race detector is the slow part. Specs that stop or
 // hide a member put it back in a DeferCleanup.

@@ -165,7 +165,7 @@ var _ = Describe("Discovering the members through the alias", func() {
 			found, err := discover(launcherConfig())
 			Expect(err).NotTo(HaveOccurred())
 
-			Expect(found.certs[1].Err).To(MatchError("no TLS handshake within the probe timeout (500ms)"))
+			Expect(found.certs[1].Err).To(MatchError("no TLS handshake within the probe timeout (2s)"))
 			hole := byName(found.members, "member-1")
 			Expect(hole.Answered).To(BeFalse())
 			Expect(hole.Err).To(MatchError(ContainSubstring("no TLS handshake within the probe timeout")))
