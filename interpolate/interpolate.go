@@ -1,4 +1,5 @@
-// Package interpolate runs the bosh CLI's `bosh int` (offline) to apply ops-files to a manifest.
+// Package interpolate runs the bosh CLI's `bosh int` (offline) to apply ops-files to a manifest and, with a vars
+// store, to put generated credentials where the config server would.
 package interpolate
 
 import (
@@ -20,9 +21,19 @@ func BoshPath() string {
 	return filepath.Join(cache, "bin", "bosh")
 }
 
-// Manifest returns `bosh int manifest -o opsFiles[0] -o ...`.
+// Manifest returns `bosh int manifest -o opsFiles[0] -o ...`; ((variables)) stay as they are.
 func Manifest(bosh, manifest string, opsFiles ...string) ([]byte, error) {
-	args := []string{"int", manifest}
+	return run(bosh, manifest, opsFiles)
+}
+
+// WithVarsStore is Manifest with `--vars-store varsStore`: the manifest's variables are generated into the
+// store when missing there and substituted. Interpolations that share a store share the credentials.
+func WithVarsStore(bosh, manifest, varsStore string, opsFiles ...string) ([]byte, error) {
+	return run(bosh, manifest, opsFiles, "--vars-store", varsStore)
+}
+
+func run(bosh, manifest string, opsFiles []string, extra ...string) ([]byte, error) {
+	args := append([]string{"int", manifest}, extra...)
 	for _, o := range opsFiles {
 		args = append(args, "-o", o)
 	}

@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"testing"
 
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/flannel-dns/flannel-dns/interpolate"
+	"github.com/flannel-dns/flannel-dns/jobrender"
 )
 
 func TestManifests(t *testing.T) {
@@ -21,11 +23,13 @@ func TestManifests(t *testing.T) {
 var (
 	repoRoot string
 	bosh     string
+	renderer jobrender.Renderer
 )
 
 var _ = BeforeSuite(func() {
 	_, here, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Dir(filepath.Dir(here))
+	renderer = jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, GinkgoWriter))
 	bosh = interpolate.BoshPath()
 	Expect(bosh).To(BeAnExistingFile(), "the bosh CLI is missing: run scripts/build-bosh-cli")
 	for _, f := range fixtures {
@@ -37,11 +41,15 @@ var _ = BeforeSuite(func() {
 type fixture struct {
 	file      string
 	companion string
+	// cliCreds are operations that let the bosh CLI's vars store generate the credentials: it refuses some
+	// options that CredHub takes.
+	cliCreds string
 }
 
 var fixtures = []fixture{
 	{file: "cfcr-v0.21.0.yml", companion: "flannel-dns-tls-etcd-v0-17-0.yml"},
-	{file: "cfcr-v0.32.0.yml", companion: "flannel-dns-tls-etcd-v0-29-0.yml"},
+	{file: "cfcr-v0.32.0.yml", companion: "flannel-dns-tls-etcd-v0-29-0.yml",
+		cliCreds: "- {type: remove, path: /variables/name=tls-kube-controller-manager/options/key_usage}\n"},
 }
 
 func (f fixture) path() string {
@@ -57,18 +65,34 @@ func opsFile(name string) string {
 	return filepath.Join(repoRoot, "manifests", "ops-files", name)
 }
 
-// adopted is the fixture with flannel-dns swapped in, plus any further ops-files.
+// adopted is the fixture with flannel-dns swapped in, plus any further ops-files; ((variables)) stay.
 func (f fixture) adopted(more ...string) []byte {
-	ops := append([]string{opsFile("use-flannel-dns.yml"), opsFile(f.companion)}, more...)
-	out, err := interpolate.Manifest(bosh, f.path(), ops...)
+	out, err := interpolate.Manifest(bosh, f.path(), f.adoptionOps(more)...)
 	Expect(err).NotTo(HaveOccurred())
 	return out
 }
 
+// adoptedWithCreds is adopted with the credentials from (or generated into) the vars store, as a VM gets them.
+func (f fixture) adoptedWithCreds(store string, more ...string) []byte {
+	if f.cliCreds != "" {
+		more = append(more, writeOps(f.cliCreds))
+	}
+	out, err := interpolate.WithVarsStore(bosh, f.path(), store, f.adoptionOps(more)...)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+func (f fixture) adoptionOps(more []string) []string {
+	return append([]string{opsFile("use-flannel-dns.yml"), opsFile(f.companion)}, more...)
+}
+
 // instancesOps writes an ops-file that sets the number of instances of a group.
 func instancesOps(group string, n int) string {
-	path := filepath.Join(GinkgoT().TempDir(), "instances.yml")
-	op := []byte("- type: replace\n  path: /instance_groups/name=" + group + "/instances\n  value: " + strconv.Itoa(n) + "\n")
-	Expect(os.WriteFile(path, op, 0o600)).To(Succeed())
+	return writeOps("- type: replace\n  path: /instance_groups/name=" + group + "/instances\n  value: " + strconv.Itoa(n) + "\n")
+}
+
+func writeOps(ops string) string {
+	path := filepath.Join(GinkgoT().TempDir(), "ops.yml")
+	Expect(os.WriteFile(path, []byte(ops), 0o600)).To(Succeed())
 	return path
 }

@@ -7,8 +7,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -105,28 +107,31 @@ var _ = Describe("the swap-in ops-files", func() {
 				Expect(hostnameError(issue(before.variable(serverCert)), suffix)).NotTo(BeEmpty())
 			})
 
-			It("keeps kubo-dns-aliases off the workers and gives them cfcr-dns-aliases named after the manifest", func() {
+			It("replaces kubo-dns-aliases with cfcr-dns-aliases, named after the manifest, wherever flanneld runs", func() {
 				etcd := after.etcdGroup()
 				suffix := prop(job(etcd, "etcd").Properties, "etcd", "dns_suffix")
-				for _, w := range after.workers() {
-					Expect(w.HasJob("kubo-dns-aliases", "kubo")).To(BeFalse(), "instance group %s", w.Name)
-					aliases := job(w, "cfcr-dns-aliases")
+				for _, g := range groupsWith(after, "flanneld") {
+					Expect(g.HasJob("kubo-dns-aliases", "kubo")).To(BeFalse(), "instance group %s", g.Name)
+					aliases := job(g, "cfcr-dns-aliases")
 					Expect(aliases.Release).To(Equal("flannel-dns"))
 					Expect(aliases.Properties).To(HaveKeyWithValue("group", etcd.Name))
 					Expect(aliases.Properties).To(HaveKeyWithValue("network", etcd.Networks[0]))
 					Expect(aliases.Properties).To(HaveKeyWithValue("deployment", after.Name))
 					Expect("etcd." + aliases.Properties["domain"].(string)).To(Equal(suffix))
-					Expect(aliases.Properties).NotTo(HaveKey("max-members"))
 				}
+				Expect(groupOf(after, "apply-addons").HasJob("kubo-dns-aliases", "kubo")).To(BeTrue())
 			})
 
-			It("leaves the masters their per-member names and adds only the etcd alias there", func() {
-				master := groupOf(after, "master")
-				Expect(master.HasJob("kubo-dns-aliases", "kubo")).To(BeTrue())
-				aliases := job(master, "cfcr-dns-aliases")
-				Expect(aliases.Release).To(Equal("flannel-dns"))
-				Expect(aliases.Properties).To(HaveKeyWithValue("max-members", 0))
-				Expect(aliases.Properties).To(HaveKeyWithValue("group", "master"))
+			It("resolves on every VM the names that kubo-dns-aliases gave, plus the etcd alias", func() {
+				etcd := after.etcdGroup()
+				suffix := prop(job(etcd, "etcd").Properties, "etcd", "dns_suffix").(string)
+				want := []string{"master.cfcr.internal", suffix}
+				for n := range 7 {
+					want = append(want, fmt.Sprintf("%s-%d.%s", etcd.Name, n, suffix))
+				}
+				for _, g := range groupsWith(after, "cfcr-dns-aliases") {
+					Expect(slices.Sorted(maps.Keys(renderedAliases(after, g)))).To(ContainElements(want), g.Name)
+				}
 			})
 
 			It("leaves etcd's v3 auth off, so kube-apiserver and the etcd job's own etcdctl keep working", func() {

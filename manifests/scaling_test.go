@@ -1,10 +1,12 @@
 package manifests_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"sync"
 
-	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -24,32 +26,52 @@ type workerState struct {
 }
 
 var _ = Describe("scaling etcd", func() {
-	var renderer jobrender.Renderer
-
-	BeforeEach(func() {
-		renderer = jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, GinkgoWriter))
-	})
-
-	// workers returns the state of every instance of every worker group, by "group/index".
+	// workers returns the state of every instance of every worker group, by "group/index". The renders run in
+	// parallel, one per core: each is a ruby process.
 	workers := func(v view) map[string]workerState {
-		states := map[string]workerState{}
-		etcd := v.etcdGroup()
+		type task struct {
+			key   string
+			g     placement.Group
+			index int
+		}
+		var tasks []task
 		for _, g := range v.workers() {
 			for index := range g.Instances {
-				states[fmt.Sprintf("%s/%d", g.Name, index)] = workerState{Jobs: g.Jobs, Rendered: render(renderer, v, g, index, etcd)}
+				tasks = append(tasks, task{key: fmt.Sprintf("%s/%d", g.Name, index), g: g, index: index})
 			}
 		}
-		return states
+		states := make([]workerState, len(tasks))
+		etcd := v.etcdGroup()
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, runtime.NumCPU())
+		for i, t := range tasks {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				states[i] = workerState{Jobs: t.g.Jobs, Rendered: render(v, t.g, t.index, etcd)}
+			}()
+		}
+		wg.Wait()
+		byKey := map[string]workerState{}
+		for i, t := range tasks {
+			byKey[t.key] = states[i]
+		}
+		return byKey
 	}
 
+	// a scaled case interpolates a manifest for a number of etcd members, with the credentials of a vars store
+	// that every count shares, as the config server keeps them across deploys.
 	type scaled struct {
 		name     string
-		manifest func(etcdMembers int) []byte
+		manifest func(store string, etcdMembers int) []byte
 	}
 	cases := []scaled{{
 		name: "the standalone example",
-		manifest: func(n int) []byte {
-			raw, err := interpolate.Manifest(bosh, example(), instancesOps("etcd", n))
+		manifest: func(store string, n int) []byte {
+			raw, err := interpolate.WithVarsStore(bosh, example(), store, instancesOps("etcd", n))
 			Expect(err).NotTo(HaveOccurred())
 			return raw
 		},
@@ -57,15 +79,16 @@ var _ = Describe("scaling etcd", func() {
 	for _, f := range fixtures {
 		cases = append(cases, scaled{
 			name:     f.file + " with flannel-dns",
-			manifest: func(n int) []byte { return f.adopted(instancesOps("master", n)) },
+			manifest: func(store string, n int) []byte { return f.adoptedWithCreds(store, instancesOps("master", n)) },
 		})
 	}
 
 	for _, c := range cases {
 		It(c.name+": every worker is the same for 1, 2, 3, 5 and 7 etcd members", func() {
+			store := filepath.Join(GinkgoT().TempDir(), "creds.yml")
 			var first map[string]workerState
 			for _, n := range memberCounts {
-				v := viewOf(c.manifest(n))
+				v := viewOf(c.manifest(store, n))
 				Expect(v.etcdGroup().Instances).To(Equal(n))
 				states := workers(v)
 				for name, s := range states {
@@ -107,21 +130,24 @@ var _ = Describe("scaling etcd", func() {
 
 // render renders this release's jobs on instance index of g. The link data holds the masters, as the director
 // would put it, so that a template that read it would render differently as masters scale.
-func render(r jobrender.Renderer, v view, g placement.Group, index int, masters placement.Group) map[string]map[string][]byte {
-	instance := impact.InstanceOf(v.Deployment, g, index)
-	instance.Links = map[string]any{"etcd": map[string]any{"instances": linkInstances(v, masters)}}
+func render(v view, g placement.Group, index int, masters placement.Group) map[string]map[string][]byte {
 	out := map[string]map[string][]byte{}
 	for _, j := range g.Jobs {
-		if j.Release != impact.Release {
-			continue
+		if j.Release == impact.Release {
+			out[j.Name] = renderJob(v, g, j, index, masters)
 		}
-		job, err := jobrender.LoadJob(filepath.Join(repoRoot, "jobs", j.Name))
-		Expect(err).NotTo(HaveOccurred())
-		rendered, err := r.Render(job, j.Properties, instance)
-		Expect(err).NotTo(HaveOccurred(), "rendering %s on %s/%d", j.Name, g.Name, index)
-		out[j.Name] = rendered.Files
 	}
 	return out
+}
+
+func renderJob(v view, g placement.Group, j placement.Job, index int, masters placement.Group) map[string][]byte {
+	instance := impact.InstanceOf(v.Deployment, g, index)
+	instance.Links = map[string]any{"etcd": map[string]any{"instances": linkInstances(v, masters)}}
+	job, err := jobrender.LoadJob(filepath.Join(repoRoot, "jobs", j.Name))
+	Expect(err).NotTo(HaveOccurred())
+	rendered, err := renderer.Render(job, j.Properties, instance)
+	Expect(err).NotTo(HaveOccurred(), "rendering %s on %s/%d", j.Name, g.Name, index)
+	return rendered.Files
 }
 
 func linkInstances(v view, g placement.Group) []any {
@@ -131,4 +157,13 @@ func linkInstances(v view, g placement.Group) []any {
 		instances = append(instances, map[string]any{"name": g.Name, "index": index, "id": in.ID, "address": in.Address, "az": in.AZ})
 	}
 	return instances
+}
+
+// renderedAliases is the dns/aliases.json that cfcr-dns-aliases renders on the first instance of g.
+func renderedAliases(v view, g placement.Group) map[string][]string {
+	files := renderJob(v, g, job(g, "cfcr-dns-aliases"), 0, v.etcdGroup())
+	Expect(files).To(HaveKey("dns/aliases.json"))
+	var aliases map[string][]string
+	Expect(json.Unmarshal(files["dns/aliases.json"], &aliases)).To(Succeed())
+	return aliases
 }
