@@ -36,7 +36,7 @@ func startDNS() *dnsserver.Server {
 }
 
 func newResolver(servers ...*dnsserver.Server) *resolve.Resolver {
-	resolver, err := resolve.New(config.DNS{Server: servers[0].Addr}, 300*time.Millisecond)
+	resolver, err := resolve.New(config.DNS{Server: servers[0].Addr}, time.Second)
 	Expect(err).NotTo(HaveOccurred())
 	return resolver
 }
@@ -113,7 +113,7 @@ var _ = Describe("Resolver", func() {
 	It("says the server is unreachable when nothing listens", func() {
 		addr := server.Addr
 		Expect(server.Close()).To(Succeed())
-		resolver, err := resolve.New(config.DNS{Server: addr}, 300*time.Millisecond)
+		resolver, err := resolve.New(config.DNS{Server: addr}, time.Second)
 		Expect(err).NotTo(HaveOccurred())
 
 		_, err = resolver.Lookup(ctx, alias)
@@ -184,7 +184,7 @@ func resolverFor(servers ...*dnsserver.Server) *resolve.Resolver {
 	for i, s := range servers {
 		addrs[i] = s.Addr
 	}
-	return resolve.ForServers(addrs, 300*time.Millisecond)
+	return resolve.ForServers(addrs, time.Second)
 }
 
 // addresses turns a lookup's result into strings, which compare the same in IPv4 and IPv4-in-IPv6 form.
