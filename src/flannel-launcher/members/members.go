@@ -132,17 +132,21 @@ func (c *Cluster) probe(ctx context.Context, client *clientv3.Client, member *pb
 		result.Err = bosherr.WrapError(err, "No TLS handshake with its address")
 		return result
 	}
-	start := time.Now()
-	status, err := c.status(ctx, client, result.ClientURL)
-	result.RTT = time.Since(start)
-	if err != nil {
-		result.Err = bosherr.WrapErrorf(err, "Probing '%s'", result.ClientURL)
-		return result
-	}
-	result.Answered = true
-	result.Leader = status.Leader == status.Header.MemberId
-	result.Version = status.Version
+	c.ask(ctx, client, &result)
 	return result
+}
+
+func (c *Cluster) ask(ctx context.Context, client *clientv3.Client, m *Member) {
+	start := time.Now()
+	status, err := c.status(ctx, client, m.ClientURL)
+	m.RTT = time.Since(start)
+	if err != nil {
+		m.Err = bosherr.WrapErrorf(err, "Probing '%s'", m.ClientURL)
+		return
+	}
+	m.Answered = true
+	m.Leader = status.Leader == status.Header.MemberId
+	m.Version = status.Version
 }
 
 func (c *Cluster) resolveHost(ctx context.Context, clientURL string) ([]net.IP, error) {
