@@ -35,6 +35,8 @@ type Options struct {
 	// ServerCert issues a member's server certificate; by default it covers the alias, the member's host
 	// name and its address.
 	ServerCert func(ca *pki.CA, m *Member, alias string) (pki.Pair, error)
+	// TLSMinVersion is etcd's tls-min-version ("TLS1.3"); empty: etcd's default (TLS 1.2).
+	TLSMinVersion string
 }
 
 // DefaultServerCert covers the alias, the member's host name and its address.
@@ -49,6 +51,7 @@ type Cluster struct {
 	Members []*Member
 	dir     string
 	token   string
+	tlsMin  string
 }
 
 // Member is one etcd member.
@@ -73,7 +76,7 @@ func Start(ca *pki.CA, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, bosherr.WrapError(err, "Creating the data directory")
 	}
-	c := &Cluster{Alias: opts.Domain, dir: dir, token: filepath.Base(dir)}
+	c := &Cluster{Alias: opts.Domain, dir: dir, token: filepath.Base(dir), tlsMin: opts.TLSMinVersion}
 	if err := c.plan(ca, opts); err != nil {
 		c.Close()
 		return nil, err
@@ -160,6 +163,9 @@ func (c *Cluster) config(m *Member) *embed.Config {
 		KeyFile:        m.server.KeyFile,
 		TrustedCAFile:  m.caFile,
 		ClientCertAuth: true,
+	}
+	if c.tlsMin != "" {
+		cfg.TlsMinVersion = c.tlsMin
 	}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	return cfg

@@ -194,6 +194,23 @@ var _ = Describe("Discovering the members through the alias", func() {
 	})
 })
 
+var _ = Describe("An etcd that accepts TLS 1.3 only", func() {
+	It("is checked and discovered all the same", func() {
+		strict, err := etcdcluster.Start(ca, etcdcluster.Options{Size: 1, Domain: "strict.test.internal", TLSMinVersion: "TLS1.3"})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(strict.Close)
+		strict.Publish(dns)
+		cfg := launcherConfig()
+		cfg.Etcd.Alias, cfg.Etcd.Port = strict.Alias, strict.Port
+
+		found, err := discover(cfg)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found.certs[0].CoversAlias).To(BeTrue())
+		Expect(members.HealthyURLs(found.members)).To(Equal([]string{strict.Members[0].ClientURL}))
+	})
+})
+
 var _ = Describe("TLS problems", func() {
 	It("names the alias a server certificate does not cover", func() {
 		cfg := launcherConfig()
