@@ -1,0 +1,163 @@
+package spectests_test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/flannel-dns/flannel-dns/jobrender"
+)
+
+type bpmConfig struct {
+	Processes []struct {
+		Name         string   `yaml:"name"`
+		Executable   string   `yaml:"executable"`
+		Args         []string `yaml:"args"`
+		Capabilities []string `yaml:"capabilities"`
+		Unsafe       struct {
+			Privileged          bool `yaml:"privileged"`
+			UnrestrictedVolumes []struct {
+				Path      string `yaml:"path"`
+				Writable  bool   `yaml:"writable"`
+				MountOnly bool   `yaml:"mount_only"`
+			} `yaml:"unrestricted_volumes"`
+		} `yaml:"unsafe"`
+	} `yaml:"processes"`
+}
+
+var _ = Describe("flanneld's other files", func() {
+	render := func(dotted map[string]interface{}) jobrender.Rendered {
+		rendered, err := renderer.Render(flanneld, withTLS(dotted), worker(0))
+		Expect(err).NotTo(HaveOccurred())
+		return rendered
+	}
+
+	It("writes the TLS material as given, a pair that loads and a CA pool", func() {
+		rendered := render(nil)
+		Expect(string(rendered.Files["config/etcd-ca.crt"])).To(Equal(tlsPEMs.ca))
+		_, err := tls.X509KeyPair(rendered.Files["config/etcd-client.crt"], rendered.Files["config/etcd-client.key"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(x509.NewCertPool().AppendCertsFromPEM(rendered.Files["config/etcd-ca.crt"])).To(BeTrue())
+	})
+
+	Describe("bpm.yml", func() {
+		parse := func(rendered jobrender.Rendered) bpmConfig {
+			var bpm bpmConfig
+			Expect(yaml.Unmarshal(rendered.Files["config/bpm.yml"], &bpm)).To(Succeed())
+			Expect(bpm.Processes).To(HaveLen(1))
+			return bpm
+		}
+
+		It("runs the launcher from a package of the job with the rendered config", func() {
+			process := parse(render(nil)).Processes[0]
+			Expect(process.Name).To(Equal("flanneld"), "monit starts the process named like the job")
+			Expect(process.Args).To(Equal([]string{"run", "--config", "/var/vcap/jobs/flanneld/config/" + filepath.Base(launcherConfig)}))
+			Expect(flanneld.Templates).To(ContainElement(launcherConfig))
+			expectPackagedExecutable(process.Executable)
+		})
+
+		It("points the launcher at a flanneld that a package provides", func() {
+			rendered, err := renderConfig(nil)
+			Expect(err).NotTo(HaveOccurred())
+			expectPackagedExecutable(lookup(rendered, "flanneld.path").(string))
+		})
+
+		It("grants only NET_ADMIN and NET_RAW, unprivileged, and only the subnet directory and the xtables lock", func() {
+			process := parse(render(map[string]interface{}{"subnet-file": "/run/flannel-dns/subnet.env"})).Processes[0]
+			Expect(process.Capabilities).To(ConsistOf("NET_ADMIN", "NET_RAW"))
+			Expect(process.Unsafe.Privileged).To(BeFalse())
+			var paths []string
+			for _, volume := range process.Unsafe.UnrestrictedVolumes {
+				Expect(volume.MountOnly).To(BeTrue(), "pre-start creates %s", volume.Path)
+				paths = append(paths, volume.Path)
+			}
+			Expect(paths).To(ConsistOf("/run/flannel-dns", "/run/xtables.lock"))
+		})
+	})
+
+	Describe("bin/pre-start", func() {
+		It("is valid bash that prepares the subnet directory and installs the CNI conflist", func() {
+			script := string(render(map[string]interface{}{"subnet-file": "/run/flannel-dns/subnet.env"}).Files["bin/pre-start"])
+			expectBashSyntax(script)
+			Expect(script).To(ContainSubstring(`subnet_dir="/run/flannel-dns"`))
+			Expect(script).To(ContainSubstring("net.ipv4.ip_forward=1"))
+			Expect(script).To(ContainSubstring("modprobe br_netfilter"))
+			Expect(script).To(ContainSubstring("/var/vcap/jobs/flanneld/config/cni/50-flannel.conflist /etc/cni/net.d/50-flannel.conflist"))
+			Expect(script).NotTo(ContainSubstring("/dev/net/tun"))
+		})
+
+		It("makes the TUN device only for the udp backend", func() {
+			script := string(render(map[string]interface{}{"backend-type": "udp"}).Files["bin/pre-start"])
+			expectBashSyntax(script)
+			Expect(script).To(ContainSubstring("mknod -m 0666 /dev/net/tun c 10 200"))
+		})
+	})
+
+	It("renders an operator script that runs `flannel-launcher check` on the rendered config", func() {
+		script := string(render(nil).Files["bin/flannel-check"])
+		expectBashSyntax(script)
+		Expect(script).To(ContainSubstring("/var/vcap/packages/flannel-launcher/bin/flannel-launcher check"))
+		Expect(script).To(ContainSubstring("--config /var/vcap/jobs/flanneld/config/flannel-launcher.json"))
+	})
+
+	Describe("the CNI conflist", func() {
+		type conflist struct {
+			Name       string `json:"name"`
+			CNIVersion string `json:"cniVersion"`
+			Plugins    []struct {
+				Type       string          `json:"type"`
+				SubnetFile string          `json:"subnetFile"`
+				Delegate   map[string]bool `json:"delegate"`
+			} `json:"plugins"`
+		}
+		parse := func(rendered jobrender.Rendered) conflist {
+			var list conflist
+			Expect(json.Unmarshal(rendered.Files["config/cni/50-flannel.conflist"], &list)).To(Succeed())
+			return list
+		}
+
+		It("is kubo's: flannel delegating with hairpin mode and default gateway, then portmap", func() {
+			list := parse(render(nil))
+			Expect(list.Name).To(Equal("flannel-network"))
+			Expect(list.CNIVersion).To(Equal("0.3.1"))
+			Expect(list.Plugins).To(HaveLen(2))
+			Expect(list.Plugins[0].Type).To(Equal("flannel"))
+			Expect(list.Plugins[0].Delegate).To(Equal(map[string]bool{"hairpinMode": true, "isDefaultGateway": true}))
+			Expect(list.Plugins[0].SubnetFile).To(BeEmpty())
+			Expect(list.Plugins[1].Type).To(Equal("portmap"))
+		})
+
+		It("tells the flannel plugin about a subnet file that is not the default", func() {
+			list := parse(render(map[string]interface{}{"subnet-file": "/run/flannel-dns/subnet.env"}))
+			Expect(list.Plugins[0].SubnetFile).To(Equal("/run/flannel-dns/subnet.env"))
+		})
+	})
+})
+
+// expectPackagedExecutable checks that path is /var/vcap/packages/<package>/<file>, that the job depends on
+// that package, and that the package's packaging script installs <file>.
+func expectPackagedExecutable(path string) {
+	rest, found := strings.CutPrefix(path, "/var/vcap/packages/")
+	Expect(found).To(BeTrue(), "%s is not in a package", path)
+	pkg, file, _ := strings.Cut(rest, "/")
+	Expect(flanneld.Packages).To(ContainElement(pkg))
+	packaging, err := os.ReadFile(filepath.Join("..", "packages", pkg, "packaging"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(string(packaging)).To(ContainSubstring("${BOSH_INSTALL_TARGET}/" + file))
+}
+
+func expectBashSyntax(script string) {
+	Expect(script).To(HavePrefix("#!/usr/bin/env bash\n"))
+	cmd := exec.Command("bash", "-n")
+	cmd.Stdin = strings.NewReader(script)
+	output, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(output))
+}

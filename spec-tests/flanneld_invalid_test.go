@@ -1,0 +1,65 @@
+package spectests_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("flanneld's template validation", func() {
+	// Each bad value must stop rendering (and so `bosh deploy`) with a message naming the property and, unless
+	// it is a secret, quoting the value.
+	DescribeTable("fails on a bad value, naming the property",
+		func(dotted map[string]interface{}, want ...string) {
+			_, err := renderConfig(dotted)
+			expectFailureNaming(err, want...)
+		},
+		Entry("CIDR without a prefix", map[string]interface{}{"pod-network-cidr": "10.200.0.0"}, "pod-network-cidr", "'10.200.0.0'"),
+		Entry("CIDR with host bits", map[string]interface{}{"pod-network-cidr": "10.200.0.1/16"}, "pod-network-cidr", "'10.200.0.1/16'"),
+		Entry("IPv6 CIDR", map[string]interface{}{"pod-network-cidr": "fd00::/8"}, "pod-network-cidr", "'fd00::/8'"),
+		Entry("not a CIDR", map[string]interface{}{"pod-network-cidr": "pods"}, "pod-network-cidr", "'pods'"),
+		Entry("subnet as wide as the network", map[string]interface{}{"subnet-len": 16}, "subnet-len", "'16'"),
+		Entry("subnet too narrow", map[string]interface{}{"subnet-len": 31}, "subnet-len", "'31'"),
+		Entry("unknown backend", map[string]interface{}{"backend-type": "vxlan2"}, "backend-type", "'vxlan2'"),
+		Entry("backend port too high", map[string]interface{}{"port": 70000}, "port", "'70000'"),
+		Entry("backend port negative", map[string]interface{}{"port": -1}, "port", "'-1'"),
+		Entry("backend port not a number", map[string]interface{}{"port": "udp"}, "port", "'udp'"),
+		Entry("vni too large", map[string]interface{}{"vni": 16777216}, "vni", "'16777216'"),
+		Entry("vni without vxlan", map[string]interface{}{"vni": 2, "backend-type": "host-gw"}, "vni", "host-gw"),
+		Entry("etcd port zero", map[string]interface{}{"etcd.port": 0}, "etcd.port", "'0'"),
+		Entry("etcd port too high", map[string]interface{}{"etcd.port": 65536}, "etcd.port", "'65536'"),
+		Entry("empty alias", map[string]interface{}{"etcd.alias": ""}, "etcd.alias", "''"),
+		Entry("alias not a DNS name", map[string]interface{}{"etcd.alias": "etcd_cluster!"}, "etcd.alias", "'etcd_cluster!'"),
+		Entry("relative prefix", map[string]interface{}{"etcd.prefix": "coreos.com/network"}, "etcd.prefix", "'coreos.com/network'"),
+		Entry("prefix with a trailing slash", map[string]interface{}{"etcd.prefix": "/coreos.com/"}, "etcd.prefix", "'/coreos.com/'"),
+		Entry("DNS server without a port", map[string]interface{}{"etcd.dns-server": "169.254.0.2"}, "etcd.dns-server", "'169.254.0.2'"),
+		Entry("public IP not an address", map[string]interface{}{"public-ip": "192.0.2"}, "public-ip", "'192.0.2'"),
+		Entry("two interfaces", map[string]interface{}{"iface": "eth0,eth1"}, "iface", "'eth0,eth1'"),
+		Entry("ip-masq not a boolean", map[string]interface{}{"ip-masq": "yes"}, "ip-masq", "'yes'"),
+		Entry("enforce not a boolean", map[string]interface{}{"enforce-network-config": "no"}, "enforce-network-config", "'no'"),
+		Entry("relative subnet file", map[string]interface{}{"subnet-file": "subnet.env"}, "subnet-file", "'subnet.env'"),
+		Entry("duration without a unit", map[string]interface{}{"launcher.dns-timeout": "2"}, "launcher.dns-timeout", "'2'"),
+		Entry("zero duration", map[string]interface{}{"launcher.startup-deadline": "0s"}, "launcher.startup-deadline", "'0s'"),
+		Entry("a certificate without its key", map[string]interface{}{"tls.etcdctl.private_key": ""}, "tls.etcdctl.private_key"),
+		Entry("a key without its certificate", map[string]interface{}{"tls.etcdctl.certificate": ""}, "tls.etcdctl.certificate"),
+		Entry("no CA", map[string]interface{}{"tls.etcdctl.ca": ""}, "tls.etcdctl.ca"),
+		Entry("a CA that is not PEM", map[string]interface{}{"tls.etcdctl.ca": "not a certificate"}, "tls.etcdctl.ca", "'not a certificate"),
+		Entry("a certificate that is not PEM", map[string]interface{}{"tls.etcdctl.certificate": "garbage"}, "tls.etcdctl.certificate", "'garbage"),
+		Entry("a key that is not PEM", map[string]interface{}{"tls.etcdctl.private_key": "garbage"}, "tls.etcdctl.private_key"),
+	)
+
+	It("says which key does not belong to the certificate, without quoting the key", func() {
+		_, err := renderConfig(map[string]interface{}{"tls.etcdctl.private_key": tlsPEMs.otherKey})
+		Expect(err).To(MatchError(ContainSubstring("tls.etcdctl.private_key does not belong to tls.etcdctl.certificate")))
+		Expect(err.Error()).NotTo(ContainSubstring("PRIVATE KEY"))
+	})
+
+	It("reports every bad property at once", func() {
+		_, err := renderConfig(map[string]interface{}{"backend-type": "bogus", "etcd.port": 0, "pod-network-cidr": "x"})
+		expectFailureNaming(err, "backend-type", "etcd.port", "pod-network-cidr")
+	})
+
+	It("fails the whole job, not just the one file", func() {
+		_, err := renderer.Render(flanneld, withTLS(map[string]interface{}{"backend-type": "bogus"}), worker(0))
+		Expect(err).To(MatchError(ContainSubstring("backend-type")))
+	})
+})
