@@ -1,14 +1,11 @@
 package members_test
 
 import (
-	"io"
 	"testing"
 	"time"
 
-	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gbytes"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
@@ -81,9 +78,4 @@ func launcherConfig() config.Config {
 	cfg.DNS.Server = dns.Addr
 	cfg.Timing.ProbeTimeout = config.Duration(probeTimeout)
 	return cfg
-}
-
-func newLogger() (boshlog.Logger, *gbytes.Buffer) {
-	buffer := gbytes.NewBuffer()
-	return boshlog.NewWriterLogger(boshlog.LevelDebug, io.MultiWriter(buffer, GinkgoWriter)), buffer
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
 	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
 type discovery struct {
@@ -29,7 +30,7 @@ type discovery struct {
 // discover runs the launcher's startup sequence: resolve the alias, check the certificates on its
 // addresses, list and probe the members through the alias.
 func discover(cfg config.Config) (discovery, error) {
-	logger, logs := newLogger()
+	logger, logs := testlog.New()
 	started := time.Now()
 	found, err := discoverWith(cfg, logger)
 	found.logs, found.took = logs, time.Since(started)
@@ -115,7 +116,7 @@ var _ = Describe("Discovering the members through the alias", func() {
 
 	It("starts once the alias, first unknown, appears", func() {
 		dns.Remove(cluster.Alias)
-		logger, logs := newLogger()
+		logger, logs := testlog.New()
 		backoff := resolve.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}
 		answered := make(chan []net.IP, 1)
 		go func() {

@@ -2,7 +2,6 @@ package netconfig_test
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -12,13 +11,13 @@ import (
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gbytes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
 	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
 func TestNetconfig(t *testing.T) {
@@ -60,12 +59,7 @@ func uniqueKey() string {
 	return fmt.Sprintf("/test-%d-%d/network/config", GinkgoParallelProcess(), keys.Add(1))
 }
 
-func newLogger() (boshlog.Logger, *gbytes.Buffer) {
-	buffer := gbytes.NewBuffer()
-	return boshlog.NewWriterLogger(boshlog.LevelDebug, io.MultiWriter(buffer, GinkgoWriter)), buffer
-}
-
 func newLoggerOnly() boshlog.Logger {
-	logger, _ := newLogger()
+	logger, _ := testlog.New()
 	return logger
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
 var desired = config.Network{CIDR: "198.18.0.0/16", SubnetLen: 24, BackendType: "vxlan"}.Desired()
@@ -41,7 +42,7 @@ var _ = Describe("Ensure", func() {
 	}
 
 	It("creates an absent config", func() {
-		logger, logs := newLogger()
+		logger, logs := testlog.New()
 
 		result, err := netconfig.Ensure(ctx, client, key, desired, false, logger)
 
@@ -63,7 +64,7 @@ var _ = Describe("Ensure", func() {
 		var wg sync.WaitGroup
 		for i := range launchers {
 			wg.Go(func() {
-				logger, _ := newLogger()
+				logger, _ := testlog.New()
 				<-start
 				results[i], errs[i] = netconfig.Ensure(ctx, clients[i], key, desired, false, logger)
 			})
@@ -99,7 +100,7 @@ var _ = Describe("Ensure", func() {
 	It("does not overwrite a different config and reports each difference", func() {
 		existing := `{"Network":"198.19.0.0/16","SubnetLen":24,"Backend":{"Type":"vxlan","VNI":4}}`
 		put(existing)
-		logger, logs := newLogger()
+		logger, logs := testlog.New()
 
 		result, err := netconfig.Ensure(ctx, client, key, desired, false, logger)
 
@@ -127,7 +128,7 @@ var _ = Describe("Ensure", func() {
 
 	It("overwrites a different config with enforce", func() {
 		put(`{"Network":"198.19.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
-		logger, logs := newLogger()
+		logger, logs := testlog.New()
 
 		result, err := netconfig.Ensure(ctx, client, key, desired, true, logger)
 

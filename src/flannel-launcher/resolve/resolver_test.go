@@ -3,17 +3,14 @@ package resolve_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
 
-	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	"github.com/miekg/dns"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gbytes"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
@@ -39,11 +36,6 @@ func newResolver(servers ...*dnsserver.Server) *resolve.Resolver {
 	resolver, err := resolve.New(config.DNS{Server: servers[0].Addr}, time.Second)
 	Expect(err).NotTo(HaveOccurred())
 	return resolver
-}
-
-func newLogger() (boshlog.Logger, *gbytes.Buffer) {
-	buffer := gbytes.NewBuffer()
-	return boshlog.NewWriterLogger(boshlog.LevelDebug, io.MultiWriter(buffer, GinkgoWriter)), buffer
 }
 
 func lookupError(err error) *resolve.LookupError {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
 var _ = Describe("WaitForAnswer", func() {
@@ -28,7 +29,7 @@ var _ = Describe("WaitForAnswer", func() {
 	})
 
 	It("retries until the alias appears, logging each cause", func() {
-		logger, logs := newLogger()
+		logger, logs := testlog.New()
 		type answer struct {
 			ips []net.IP
 			err error
@@ -51,7 +52,7 @@ var _ = Describe("WaitForAnswer", func() {
 	})
 
 	It("gives up at the deadline saying what it tried", func() {
-		logger, _ := newLogger()
+		logger, _ := testlog.New()
 		server.SetRcode(alias, dns.RcodeServerFailure)
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
 var _ = Describe("Watcher", func() {
@@ -26,7 +27,7 @@ var _ = Describe("Watcher", func() {
 	BeforeEach(func() {
 		server = startDNS()
 		var logger boshlog.Logger
-		logger, logs = newLogger()
+		logger, logs = testlog.New()
 		watcher = resolve.NewWatcher(newResolver(server), alias, []net.IP{memberA, memberB}, logger)
 		ctx = context.Background()
 	})
