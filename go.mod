@@ -84,3 +84,8 @@ require (
 	sigs.k8s.io/json v0.0.0-20211020170558-c049b76a60c6 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
+
+// The launcher is its own lean module (see docs/design.md); tests and tools here use its packages.
+require github.com/flannel-dns/flannel-dns/src/flannel-launcher v0.0.0
+
+replace github.com/flannel-dns/flannel-dns/src/flannel-launcher => ./src/flannel-launcher
