@@ -2,6 +2,7 @@ package flanneld_test
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -12,6 +13,8 @@ var recordingFlanneld string
 
 func TestFlanneld(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// generous: two shared cores run several suites at once
+	SetDefaultEventuallyTimeout(5 * time.Second)
 	RunSpecs(t, "Flanneld Suite")
 }
 

@@ -132,6 +132,8 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.ReportMetric(after-before, "etcd-requests/min")
 		b.ReportMetric(residentMiB(b, launcher.Process.Pid, "VmRSS"), "MiB-rss")
 		b.ReportMetric(residentMiB(b, launcher.Process.Pid, "VmHWM"), "MiB-rss-peak")
+		b.ReportMetric(residentMiB(b, launcher.Process.Pid, "RssAnon"), "MiB-rss-anon")
+		b.ReportMetric(residentMiB(b, launcher.Process.Pid, "RssFile"), "MiB-rss-file")
 		stopLauncher(b, launcher)
 	}
 }

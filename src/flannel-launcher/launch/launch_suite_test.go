@@ -23,6 +23,8 @@ import (
 
 func TestLaunch(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// generous: two shared cores run several suites at once
+	SetDefaultEventuallyTimeout(5 * time.Second)
 	RunSpecs(t, "Launch Suite")
 }
 

@@ -99,6 +99,20 @@ var _ = Describe("Launcher.Run", func() {
 		Eventually(done, 5*time.Second).Should(Receive())
 	})
 
+	It("leaves out a member whose name does not resolve here", func() {
+		dnsServer.Remove(cluster.Members[0].Host)
+		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		startedFlanneld()
+
+		endpoints, _ := recorded().Flag("etcd-endpoints")
+		Expect(strings.Split(endpoints, ",")).To(Equal([]string{
+			cfg.AliasURL(), cluster.Members[1].ClientURL, cluster.Members[2].ClientURL,
+		}))
+		Expect(logs).To(gbytes.Say(`Member '%s' at %s is left out: .*NXDOMAIN`, cluster.Members[0].Name, cluster.Members[0].ClientURL))
+		stop <- syscall.SIGTERM
+		Eventually(done, 5*time.Second).Should(Receive())
+	})
+
 	It("waits for the alias to appear", func() {
 		dnsServer.Remove(cluster.Alias)
 		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)

@@ -24,6 +24,8 @@ import (
 
 func TestFlannelLauncher(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// generous: two shared cores run several suites at once
+	SetDefaultEventuallyTimeout(5 * time.Second)
 	RunSpecs(t, "flannel-launcher Suite")
 }
 
