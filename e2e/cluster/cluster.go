@@ -171,7 +171,8 @@ func (c *Cluster) Destroy() error {
 	return nil
 }
 
-func (c *Cluster) logf(format string, args ...any) {
+// Logf narrates through the configured logger.
+func (c *Cluster) Logf(format string, args ...any) {
 	if c.cfg.Logf != nil {
 		c.cfg.Logf(format, args...)
 	}
@@ -198,7 +199,7 @@ func (c *Cluster) Leases() (string, error) {
 		if err == nil || time.Now().After(deadline) {
 			return out, err
 		}
-		c.logf("reading leases failed, retrying: %s", err)
+		c.Logf("reading leases failed, retrying: %s", err)
 		time.Sleep(time.Second)
 	}
 }

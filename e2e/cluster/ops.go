@@ -53,7 +53,7 @@ func (c *Cluster) Deploy(masters, workers int) (Changes, error) {
 		return ch, err
 	}
 	ch.add(d)
-	c.logf("starting etcd on %d masters", masters)
+	c.Logf("starting etcd on %d masters", masters)
 	err = parallel(len(members), func(i int) error {
 		if err := members[i].Start(members, "new"); err != nil {
 			return err
@@ -133,7 +133,7 @@ func (c *Cluster) createMaster(idx int) (*master.Member, error) {
 }
 
 func (c *Cluster) addMaster(idx int, ch *Changes) error {
-	c.logf("creating master/%d", idx)
+	c.Logf("creating master/%d", idx)
 	m, err := c.createMaster(idx)
 	if err != nil {
 		return err
@@ -167,9 +167,19 @@ func (c *Cluster) addMaster(idx int, ch *Changes) error {
 }
 
 func (c *Cluster) deleteMaster(idx int, ch *Changes) error {
-	c.logf("deleting master/%d (drain: member remove)", idx)
+	c.Logf("deleting master/%d (drain: member remove)", idx)
 	m := c.masters[idx]
-	if err := m.Drain(); err != nil {
+	var peer *master.Member
+	for _, i := range c.Masters() {
+		if i != idx {
+			peer = c.masters[i]
+			break
+		}
+	}
+	if peer == nil {
+		return bosherr.Errorf("Cannot delete master/%d: it is the last member", idx)
+	}
+	if err := m.Drain(peer); err != nil {
 		return err
 	}
 	delete(c.masters, idx)
@@ -203,7 +213,7 @@ func (c *Cluster) createWorkerVM(idx int) error {
 
 // startWorker installs the worker's rendered jobs, starts them, waits for flanneld's subnet and puts a pod there.
 func (c *Cluster) startWorker(w *worker.Worker) error {
-	c.logf("starting %s", w.Name)
+	c.Logf("starting %s", w.Name)
 	if err := w.Install(c.cfg.Packages, c.plan.Rendered[c.ids[fmt.Sprintf("worker/%d", w.Index)]].Jobs); err != nil {
 		return err
 	}
@@ -229,7 +239,7 @@ func (c *Cluster) applyUpdates(plan *director.Plan) error {
 		if !plan.IsUpdated(inst) {
 			continue
 		}
-		c.logf("updating %s: its configuration changed", inst)
+		c.Logf("updating %s: its configuration changed", inst)
 		if err := w.Install(c.cfg.Packages, plan.Rendered[c.ids[inst]].Jobs); err != nil {
 			return err
 		}

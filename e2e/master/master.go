@@ -133,17 +133,27 @@ func (m *Member) reconfigure(args ...string) error {
 	}
 }
 
-// Drain removes the member from the cluster (cfcr-etcd's drain) and stops etcd.
-func (m *Member) Drain() error {
-	id, err := m.memberID()
-	if err != nil {
-		return err
+// Drain removes the member from the cluster (cfcr-etcd's drain), asking through peer, and stops etcd.
+// A removed member shuts itself down, which can cut the answer to a remove that worked, so each try
+// first looks whether the member is still listed.
+func (m *Member) Drain(peer *Member) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		id, err := peer.memberID(m.MemberName())
+		if err == nil && id == "" {
+			m.VM.Stop(process, 10*time.Second)
+			return nil
+		}
+		if err == nil {
+			_, err = peer.Etcdctl("member", "remove", id)
+		}
+		if err != nil && time.Now().After(deadline) {
+			return err
+		}
+		if err != nil {
+			time.Sleep(time.Second)
+		}
 	}
-	if err := m.reconfigure("member", "remove", id); err != nil {
-		return err
-	}
-	m.VM.Stop(process, 10*time.Second)
-	return nil
 }
 
 // Etcdctl runs etcdctl on the member's VM with the client certificate, against its own client URL
@@ -155,7 +165,8 @@ func (m *Member) Etcdctl(args ...string) (string, error) {
 	return m.Run(append(full, args...)...)
 }
 
-func (m *Member) memberID() (string, error) {
+// memberID is the hex ID of the member named name, "" if the cluster does not list it.
+func (m *Member) memberID(name string) (string, error) {
 	out, err := m.Etcdctl("member", "list", "-w", "json")
 	if err != nil {
 		return "", err
@@ -170,9 +181,9 @@ func (m *Member) memberID() (string, error) {
 		return "", bosherr.WrapErrorf(err, "Parsing member list from %s", m.MemberName())
 	}
 	for _, member := range list.Members {
-		if member.Name == m.MemberName() {
+		if member.Name == name {
 			return fmt.Sprintf("%x", member.ID), nil
 		}
 	}
-	return "", bosherr.Errorf("Member %s not in the member list", m.MemberName())
+	return "", nil
 }

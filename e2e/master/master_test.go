@@ -82,7 +82,7 @@ var _ = Describe("etcd members on master VMs", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(strings.Count(list, "started")).To(Equal(4))
 
-		Expect(members[1].Drain()).To(Succeed())
+		Expect(members[1].Drain(members[0])).To(Succeed())
 		list, err = members[0].Etcdctl("member", "list")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(list).NotTo(ContainSubstring("master-1"))

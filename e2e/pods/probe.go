@@ -23,12 +23,13 @@ const (
 type Prober struct {
 	interval time.Duration
 
-	mu    sync.Mutex
-	pods  []*prober
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	sent  map[flow][]time.Time
-	acked map[flow]map[uint32]bool
+	mu       sync.Mutex
+	pods     []*prober
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	sent     map[flow][]time.Time
+	acked    map[flow]map[uint32]bool
 }
 
 type flow struct{ from, to netip.Addr }
@@ -60,9 +61,9 @@ func (p *Prober) Add(pod *Pod) error {
 	return nil
 }
 
-// Stop ends probing and closes the sockets.
+// Stop ends probing and closes the sockets; later calls do nothing.
 func (p *Prober) Stop() {
-	close(p.stop)
+	p.stopOnce.Do(func() { close(p.stop) })
 	p.mu.Lock()
 	for _, pr := range p.pods {
 		_ = pr.conn.Close()

@@ -67,6 +67,7 @@ func Run(c *cluster.Cluster, settle time.Duration, progress func(Step)) ([]Step,
 }
 
 func runStep(c *cluster.Cluster, a action, settle time.Duration) (Step, error) {
+	c.Logf("step: %s", a.name)
 	start := time.Now()
 	changes, err := a.run(c)
 	step := Step{Name: a.name, MasterStep: a.masterStep, Changes: changes}
