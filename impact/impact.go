@@ -48,7 +48,9 @@ type Group struct {
 	Name string
 	// Added and Removed: the group exists in only one of the two manifests.
 	Added, Removed bool
-	Instances      [2]int
+	// Errand: no VM runs between the errand's runs, so differences only show at its next run.
+	Errand    bool
+	Instances [2]int
 	// Rendered lists this release's jobs whose templates differ, with the files.
 	Rendered []JobFiles
 	// Entries names other releases' jobs whose manifest entries (presence, release, properties) differ.
@@ -63,9 +65,14 @@ type JobFiles struct {
 	Files []string
 }
 
+// Differs tells whether anything of the group's jobs differs.
+func (g Group) Differs() bool {
+	return len(g.Rendered)+len(g.Entries)+len(g.Listers) > 0
+}
+
 // Restarts tells whether existing instances of the group would be updated.
 func (g Group) Restarts() bool {
-	return len(g.Rendered)+len(g.Entries)+len(g.Listers) > 0
+	return !g.Errand && g.Differs()
 }
 
 // Compare returns one Group per instance group of old and new, in manifest order.
@@ -76,6 +83,7 @@ func Compare(old, new placement.Deployment, render Render) ([]Group, error) {
 		o, inOld := old.Group(name)
 		n, inNew := new.Group(name)
 		g := Group{Name: name, Added: !inOld, Removed: !inNew, Instances: [2]int{o.Instances, n.Instances}}
+		g.Errand = inNew && n.Lifecycle == "errand" || !inNew && o.Lifecycle == "errand"
 		if inOld && inNew {
 			var err error
 			if g.Rendered, err = renderedDiff(old, new, o, n, render); err != nil {

@@ -121,6 +121,16 @@ var _ = Describe("Compare", func() {
 		Expect(groups[1].Rendered).To(Equal([]impact.JobFiles{{Job: "demo", Files: []string{"(added)"}}}))
 	})
 
+	It("does not count an errand's differences as an update, but shows them", func() {
+		errand := manifest + "- {name: once, lifecycle: errand, instances: 1, stemcell: default, networks: [{name: default}], jobs: [{name: flanneld, release: kubo}]}\n"
+		groups, out, updates := compare(errand, strings.Replace(errand, "instances: 3", "instances: 4", 1))
+		Expect(groups[2].Errand).To(BeTrue())
+		Expect(groups[2].Restarts()).To(BeFalse())
+		Expect(out).To(ContainSubstring("once: errand, no VM to update; its next run gets these differences\n  jobs that list other instances, while a group changes size: kubo/flanneld\n"))
+		Expect(updates).To(BeTrue()) // back updates: it carries kubo/flanneld too
+		Expect(groups[1].Restarts()).To(BeTrue())
+	})
+
 	It("reports groups that only one manifest has", func() {
 		extra := manifest + "- {name: more, instances: 1, stemcell: default, networks: [{name: default}], jobs: []}\n"
 		_, out, _ := compare(manifest, extra)

@@ -26,6 +26,8 @@ func writeGroup(b *strings.Builder, g Group) {
 	case g.Removed:
 		fmt.Fprintf(b, "%s: instance group removed\n", g.Name)
 		return
+	case g.Errand && g.Differs():
+		fmt.Fprintf(b, "%s: errand, no VM to update; its next run gets these differences\n", g.Name)
 	case g.Restarts():
 		fmt.Fprintf(b, "%s: existing instances would be updated\n", g.Name)
 	default:

@@ -1,6 +1,8 @@
 // Command restart-impact tells, per instance group, whether deploying NEW_MANIFEST over OLD_MANIFEST would make
 // flannel-dns's jobs render differently (and which files), so that an operator can check a change before
-// `bosh deploy`. Exit status: 0 nothing differs, 1 something differs, 2 it could not tell.
+// `bosh deploy`. The ((variables)) of flannel-dns's jobs get stand-in values from the bosh CLI's vars store, the same
+// for both manifests: a changed credential value is not seen. Exit status: 0 nothing differs, 1 something
+// differs, 2 it could not tell.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/impact"
 	"github.com/flannel-dns/flannel-dns/jobrender"
 	"github.com/flannel-dns/flannel-dns/placement"
+	"github.com/flannel-dns/flannel-dns/standin"
 )
 
 func main() {
@@ -30,6 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("restart-impact", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	releaseDir := flags.String("release-dir", ".", "the flannel-dns release directory (its jobs/ are rendered)")
+	bosh := flags.String("bosh", "bosh", "the bosh CLI, which generates stand-in credentials for ((variables))")
 	var runtimeConfigs, teams repeated
 	flags.Var(&runtimeConfigs, "runtime-config", "a runtime config file whose addons apply (repeatable)")
 	flags.Var(&teams, "team", "a team of the deployment, for addons filtered on teams (repeatable)")
@@ -44,7 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flags.Usage()
 		return 2
 	}
-	updates, err := compare(flags.Arg(0), flags.Arg(1), *releaseDir, runtimeConfigs, teams, stdout)
+	in := inputs{old: flags.Arg(0), new: flags.Arg(1), releaseDir: *releaseDir, bosh: *bosh, runtimeConfigs: runtimeConfigs, teams: teams}
+	updates, err := compare(in, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %s\n", err)
 		return 2
@@ -55,24 +60,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func compare(oldPath, newPath, releaseDir string, runtimeConfigs, teams []string, stdout io.Writer) (bool, error) {
+type inputs struct {
+	old, new, releaseDir, bosh string
+	runtimeConfigs, teams      []string
+}
+
+func compare(in inputs, stdout io.Writer) (bool, error) {
 	var rcs [][]byte
-	for _, path := range runtimeConfigs {
+	for _, path := range in.runtimeConfigs {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			return false, bosherr.WrapErrorf(err, "Reading runtime config '%s'", path)
 		}
 		rcs = append(rcs, raw)
 	}
-	old, err := place(oldPath, rcs, teams)
+	store, err := standin.NewStore(in.bosh)
 	if err != nil {
 		return false, err
 	}
-	new, err := place(newPath, rcs, teams)
+	defer store.Close()
+	manifests, err := read(store, in.old, in.new)
 	if err != nil {
 		return false, err
 	}
-	jobs := impact.NewJobs(releaseDir, jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, os.Stderr)))
+	old, err := place(in.old, manifests[0], rcs, in.teams)
+	if err != nil {
+		return false, err
+	}
+	new, err := place(in.new, manifests[1], rcs, in.teams)
+	if err != nil {
+		return false, err
+	}
+	jobs := impact.NewJobs(in.releaseDir, jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, os.Stderr)))
 	groups, err := impact.Compare(old, new, jobs.Render)
 	if err != nil {
 		return false, err
@@ -80,12 +99,25 @@ func compare(oldPath, newPath, releaseDir string, runtimeConfigs, teams []string
 	return impact.Write(stdout, groups)
 }
 
-func place(path string, runtimeConfigs [][]byte, teams []string) (placement.Deployment, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return placement.Deployment{}, bosherr.WrapErrorf(err, "Reading manifest '%s'", path)
+// read reads the manifests and fills this release's credentials with stand-ins shared by all of them.
+func read(store *standin.Store, paths ...string) ([][]byte, error) {
+	var raws [][]byte
+	for _, path := range paths {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil, bosherr.WrapErrorf(err, "Reading manifest '%s'", path)
+		}
+		raws = append(raws, raw)
 	}
-	d, err := placement.Place(placement.Input{Manifest: raw, RuntimeConfigs: runtimeConfigs, Teams: teams})
+	filled, err := store.Fill(impact.Release, raws...)
+	if err != nil {
+		return nil, bosherr.WrapError(err, "Filling in stand-in credentials")
+	}
+	return filled, nil
+}
+
+func place(path string, manifest []byte, runtimeConfigs [][]byte, teams []string) (placement.Deployment, error) {
+	d, err := placement.Place(placement.Input{Manifest: manifest, RuntimeConfigs: runtimeConfigs, Teams: teams})
 	if err != nil {
 		return placement.Deployment{}, bosherr.WrapErrorf(err, "Manifest '%s'", path)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 func restartImpact(args ...string) *gexec.Session {
-	cmd := exec.Command(binary, append([]string{"--release-dir", repoRoot}, args...)...)
+	cmd := exec.Command(binary, append([]string{"--release-dir", repoRoot, "--bosh", interpolate.BoshPath()}, args...)...)
 	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	return session.Wait("5m")
@@ -67,7 +67,7 @@ var _ = Describe("restart-impact", func() {
 	})
 
 	It("names flanneld's files that a pod network change reaches", func() {
-		cidr := "- {type: replace, path: /instance_groups/name=worker/jobs/name=flanneld/properties/pod-network-cidr?, value: 198.18.0.0/16}\n"
+		cidr := "- type: replace\n  path: /instance_groups/name=worker/jobs/name=flanneld/properties/pod-network-cidr?\n  value: 198.18.0.0/16\n"
 		session := restartImpact(manifest(true, 3), manifest(true, 3, cidr))
 		Expect(session).To(gexec.Exit(1))
 		Expect(session.Out).To(gbytes.Say("master: no change to existing instances\nworker: existing instances would be updated\n  flannel-dns/flanneld renders differently: "))
