@@ -57,6 +57,8 @@ type Group struct {
 	Entries []string
 	// Listers names jobs on the group that list other instances, when some group changes size.
 	Listers []string
+	// Variables names variables whose definitions changed and that the group's jobs use.
+	Variables []string
 }
 
 // JobFiles is one job of this release and the files that differ ("(added)"/"(removed)" for the whole job).
@@ -67,7 +69,7 @@ type JobFiles struct {
 
 // Differs tells whether anything of the group's jobs differs.
 func (g Group) Differs() bool {
-	return len(g.Rendered)+len(g.Entries)+len(g.Listers) > 0
+	return len(g.Rendered)+len(g.Entries)+len(g.Listers)+len(g.Variables) > 0
 }
 
 // Restarts tells whether existing instances of the group would be updated.
@@ -75,8 +77,9 @@ func (g Group) Restarts() bool {
 	return !g.Errand && g.Differs()
 }
 
-// Compare returns one Group per instance group of old and new, in manifest order.
-func Compare(old, new placement.Deployment, render Render) ([]Group, error) {
+// Compare returns one Group per instance group of old and new, in manifest order. variables maps group names to
+// the changed variables they use (see VariableUse); nil when not known.
+func Compare(old, new placement.Deployment, render Render, variables map[string][]string) ([]Group, error) {
 	resized := sizesDiffer(old, new)
 	var out []Group
 	for _, name := range groupNames(old, new) {
@@ -93,6 +96,7 @@ func Compare(old, new placement.Deployment, render Render) ([]Group, error) {
 			if resized {
 				g.Listers = listers(n)
 			}
+			g.Variables = variables[name]
 		}
 		out = append(out, g)
 	}

@@ -67,7 +67,7 @@ var _ = Describe("Compare", func() {
 	})
 
 	compare := func(old, new string) ([]impact.Group, string, bool) {
-		groups, err := impact.Compare(placed(old), placed(new), jobs.Render)
+		groups, err := impact.Compare(placed(old), placed(new), jobs.Render, nil)
 		Expect(err).NotTo(HaveOccurred())
 		var out strings.Builder
 		updates, err := impact.Write(&out, groups)
@@ -141,8 +141,42 @@ var _ = Describe("Compare", func() {
 
 	It("says which job and group failed to render", func() {
 		broken := strings.Replace(manifest, "{name: demo, release: flannel-dns, properties: {port: 1}}\n  - {name: web", "{name: nosuch, release: flannel-dns}\n  - {name: web", 1)
-		_, err := impact.Compare(placed(broken), placed(broken), jobs.Render)
+		_, err := impact.Compare(placed(broken), placed(broken), jobs.Render, nil)
 		Expect(err).To(MatchError(ContainSubstring("Rendering job 'nosuch' of instance group 'front' in the old manifest")))
+	})
+})
+
+var _ = Describe("variables", func() {
+	const vars = `
+variables:
+- {name: same, type: password}
+- {name: cert, type: certificate, options: {ca: ca, alternative_names: [a]}}
+- {name: gone, type: password}
+`
+	It("names the variables added, removed or redefined", func() {
+		changed, err := impact.ChangedVariables([]byte(vars), []byte(strings.NewReplacer("[a]", "[a, b]", "- {name: gone, type: password}\n", "- {name: new, type: rsa}\n").Replace(vars)))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(changed).To(Equal([]string{"cert", "gone", "new"}))
+	})
+
+	It("finds the groups whose jobs use them and reports them as updates", func() {
+		d := placed(strings.Replace(manifest, "{color: blue}", "{color: blue, key: ((cert.private_key))}", 1))
+		use := impact.VariableUse(d, []string{"cert", "other"})
+		Expect(use).To(Equal(map[string][]string{"front": {"cert"}}))
+
+		jobs := impact.NewJobs(writeRelease(), jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, GinkgoWriter)))
+		groups, err := impact.Compare(d, d, jobs.Render, use)
+		Expect(err).NotTo(HaveOccurred())
+		var out strings.Builder
+		updates, err := impact.Write(&out, groups)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(updates).To(BeTrue())
+		Expect(out.String()).To(HavePrefix("front: existing instances would be updated\n  uses variables whose definitions differ (new values may be issued): cert\nback: no change"))
+	})
+
+	It("names a manifest it cannot parse", func() {
+		_, err := impact.ChangedVariables([]byte("variables: {"), []byte(vars))
+		Expect(err).To(MatchError(ContainSubstring("Parsing the old manifest's variables")))
 	})
 })
 

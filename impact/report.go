@@ -42,6 +42,9 @@ func writeGroup(b *strings.Builder, g Group) {
 	if len(g.Listers) > 0 {
 		fmt.Fprintf(b, "  jobs that list other instances, while a group changes size: %s\n", strings.Join(g.Listers, ", "))
 	}
+	if len(g.Variables) > 0 {
+		fmt.Fprintf(b, "  uses variables whose definitions differ (new values may be issued): %s\n", strings.Join(g.Variables, ", "))
+	}
 	if g.Instances[0] != g.Instances[1] {
 		fmt.Fprintf(b, "  instances: %d -> %d\n", g.Instances[0], g.Instances[1])
 	}

@@ -4,6 +4,7 @@
 package placement
 
 import (
+	"regexp"
 	"slices"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -157,4 +158,18 @@ func firstSet(candidates ...map[string]any) map[string]any {
 		}
 	}
 	return nil
+}
+
+var variableRef = regexp.MustCompile(`\(\(([^().]+)`)
+
+// Variables names the ((variables)) that the job's properties reference, in order of appearance.
+func (j Job) Variables() []string {
+	text, _ := yaml.Marshal(j.Properties)
+	var names []string
+	for _, m := range variableRef.FindAllStringSubmatch(string(text), -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return names
 }

@@ -212,3 +212,14 @@ func fixture(name string) string {
 	_, here, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(here), "..", "..", "shared", "fixtures", name)
 }
+
+var _ = Describe("Job.Variables", func() {
+	It("names each referenced variable once, in order, wherever it sits in the properties", func() {
+		j := placement.Job{Properties: map[string]any{
+			"a": "((cert.ca))",
+			"b": map[string]any{"c": []any{"x ((pass)) y", "((cert.private_key))"}},
+			"d": "((/absolute/name))",
+		}}
+		Expect(j.Variables()).To(Equal([]string{"cert", "pass", "/absolute/name"}))
+	})
+})

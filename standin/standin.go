@@ -6,8 +6,6 @@ package standin
 import (
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"go.yaml.in/yaml/v3"
@@ -80,21 +78,13 @@ func (s *Store) interpolate(m map[string]any) ([]byte, error) {
 	return interpolate.WithVarsStore(s.bosh, f.Name(), filepath.Join(s.dir, "vars.yml"))
 }
 
-var variableRef = regexp.MustCompile(`\(\(([^().]+)`)
-
 // referenced are the variable names in the properties of release's jobs, on any instance group.
 func referenced(d placement.Deployment, release string) []string {
 	var names []string
 	for _, g := range d.Groups {
 		for _, j := range g.Jobs {
-			if j.Release != release {
-				continue
-			}
-			text, _ := yaml.Marshal(j.Properties)
-			for _, m := range variableRef.FindAllStringSubmatch(string(text), -1) {
-				if !slices.Contains(names, m[1]) {
-					names = append(names, m[1])
-				}
+			if j.Release == release {
+				names = append(names, j.Variables()...)
 			}
 		}
 	}

@@ -79,9 +79,17 @@ func compare(in inputs, stdout io.Writer) (bool, error) {
 		return false, err
 	}
 	defer store.Close()
-	manifests, err := read(store, in.old, in.new)
+	raws, err := readAll(in.old, in.new)
 	if err != nil {
 		return false, err
+	}
+	uses, err := variableUse(raws[0], raws[1])
+	if err != nil {
+		return false, err
+	}
+	manifests, err := store.Fill(impact.Release, raws...)
+	if err != nil {
+		return false, bosherr.WrapError(err, "Filling in stand-in credentials")
 	}
 	old, err := place(in.old, manifests[0], rcs, in.teams)
 	if err != nil {
@@ -92,15 +100,14 @@ func compare(in inputs, stdout io.Writer) (bool, error) {
 		return false, err
 	}
 	jobs := impact.NewJobs(in.releaseDir, jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, os.Stderr)))
-	groups, err := impact.Compare(old, new, jobs.Render)
+	groups, err := impact.Compare(old, new, jobs.Render, uses)
 	if err != nil {
 		return false, err
 	}
 	return impact.Write(stdout, groups)
 }
 
-// read reads the manifests and fills this release's credentials with stand-ins shared by all of them.
-func read(store *standin.Store, paths ...string) ([][]byte, error) {
+func readAll(paths ...string) ([][]byte, error) {
 	var raws [][]byte
 	for _, path := range paths {
 		raw, err := os.ReadFile(path)
@@ -109,11 +116,21 @@ func read(store *standin.Store, paths ...string) ([][]byte, error) {
 		}
 		raws = append(raws, raw)
 	}
-	filled, err := store.Fill(impact.Release, raws...)
+	return raws, nil
+}
+
+// variableUse maps the new manifest's groups to the variables with changed definitions that they use; it reads
+// the manifests before stand-in credentials replace the references.
+func variableUse(old, new []byte) (map[string][]string, error) {
+	changed, err := impact.ChangedVariables(old, new)
 	if err != nil {
-		return nil, bosherr.WrapError(err, "Filling in stand-in credentials")
+		return nil, err
 	}
-	return filled, nil
+	d, err := placement.Place(placement.Input{Manifest: new})
+	if err != nil {
+		return nil, bosherr.WrapError(err, "New manifest")
+	}
+	return impact.VariableUse(d, changed), nil
 }
 
 func place(path string, manifest []byte, runtimeConfigs [][]byte, teams []string) (placement.Deployment, error) {
