@@ -1,0 +1,16 @@
+// Package keepalive makes flanneld notice a dead etcd member within seconds.
+//
+// flanneld's etcd client sets no TCP keepalive of its own, so its socket to a member whose network is cut (no
+// reset) lives on the kernel default: about 2 h 11 min (idle 7200 s, then 9 probes 75 s apart). flanneld
+// takes no option for this, but the launcher is flanneld's parent with the same uid, which lets it copy
+// flanneld's socket descriptors (pidfd_getfd) and set keepalive and TCP_USER_TIMEOUT on the shared socket.
+// Once the member stops answering, the kernel fails the socket, and flanneld's gRPC client reconnects through
+// the alias. The options live on the socket, so the launcher's copy is closed at once.
+//
+// Chosen over destroying the socket (SOCK_DESTROY via netlink), which needs CAP_NET_ADMIN and a separate way
+// to learn that the member is dead (the launcher would have to probe etcd in steady state), and over the
+// host-wide keepalive sysctls, which change every process's sockets and still leave idle at the socket's own
+// choice (the sysctls only fill in what a socket did not set). docs/failover.md has the figures.
+package keepalive
+
+const logTag = "keepalive"

@@ -1,0 +1,31 @@
+package keepalive_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+)
+
+var tcpholder string
+
+func TestKeepalive(t *testing.T) {
+	RegisterFailHandler(Fail)
+	// generous: two shared cores run several suites at once
+	SetDefaultEventuallyTimeout(5 * time.Second)
+	RunSpecs(t, "Keepalive Suite")
+}
+
+var _ = SynchronizedBeforeSuite(func() []byte {
+	path, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/tcpholder")
+	Expect(err).NotTo(HaveOccurred())
+	return []byte(path)
+}, func(path []byte) {
+	tcpholder = string(path)
+})
+
+var _ = SynchronizedAfterSuite(func() {}, func() {
+	gexec.CleanupBuildArtifacts()
+})
