@@ -31,22 +31,38 @@ func (l Launcher) discover(ctx context.Context) (discovery, error) {
 		return discovery{}, &GiveUpError{Step: "setting up TLS for etcd", Err: err}
 	}
 	start := time.Now()
+	var last *RetryError
 	for attempt := 1; ; attempt++ {
 		found, err := l.attempt(ctx, cluster, attempt)
+		if err == nil {
+			return found, nil
+		}
 		var retry *RetryError
-		if err == nil || !errors.As(err, &retry) {
-			return found, err
+		retryable := errors.As(err, &retry)
+		if retryable {
+			last = retry
+		}
+		switch {
+		case ctx.Err() != nil && last != nil:
+			// The deadline may cut the next attempt's lookup short; the etcd failure before it says more.
+			return discovery{}, deadlinePassed(last, time.Since(start))
+		case !retryable:
+			return discovery{}, err
 		}
 		wait := l.backoff(attempt)
 		l.Logger.Warn(logTag, "reaching etcd failed, retrying: attempt=%d retry_in=%s error='%s'",
-			attempt, wait.Round(time.Millisecond), retry.Err)
+			attempt, wait.Round(time.Millisecond), last.Err)
 		select {
 		case <-ctx.Done():
-			return discovery{}, &GiveUpError{Step: "reaching etcd", Err: bosherr.WrapErrorf(retry.Err,
-				"The startup deadline passed after %d attempts over %s; the last one failed", attempt, time.Since(start).Round(time.Millisecond))}
+			return discovery{}, deadlinePassed(last, time.Since(start))
 		case <-l.Clock.After(wait):
 		}
 	}
+}
+
+func deadlinePassed(last *RetryError, waited time.Duration) *GiveUpError {
+	return &GiveUpError{Step: "reaching etcd", Err: bosherr.WrapErrorf(last.Err,
+		"The startup deadline passed after %d attempts over %s; the last one failed", last.Attempt, waited.Round(time.Millisecond))}
 }
 
 // attempt makes one pass from the alias to the network config. A *RetryError may pass on a later attempt;

@@ -89,7 +89,7 @@ func newConfig() config.Config {
 	cfg.Timing = config.Timing{
 		StartupDeadline: config.Duration(20 * time.Second),
 		DNSTimeout:      config.Duration(500 * time.Millisecond),
-		ProbeTimeout:    config.Duration(500 * time.Millisecond),
+		ProbeTimeout:    config.Duration(2 * time.Second), // a cold -race start on a busy machine
 		ResolveInterval: config.Duration(100 * time.Millisecond),
 		BackoffInitial:  config.Duration(20 * time.Millisecond),
 		BackoffMax:      config.Duration(100 * time.Millisecond),
