@@ -79,6 +79,20 @@ var _ = Describe("restart-impact", func() {
 		Expect(session.Out).To(gbytes.Say("worker: existing instances would be updated\n  flannel-dns/flanneld renders differently: \\(added\\)\n  flannel-dns/cfcr-dns-aliases renders differently: \\(added\\)\n  manifest entries differ \\(other releases, not rendered here\\): flanneld, kubo-dns-aliases\n"))
 	})
 
+	It("applies runtime config addons, filtered on the deployment's teams", func() {
+		rc := filepath.Join(GinkgoT().TempDir(), "runtime.yml")
+		Expect(os.WriteFile(rc, []byte("addons:\n- name: listing\n  include: {teams: [ops]}\n  jobs: [{name: route-sync, release: kubo}]\n"), 0o600)).To(Succeed())
+		old, new := manifest(true, 3), manifest(true, 5)
+
+		session := restartImpact("--runtime-config", rc, old, new)
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say("worker: no change to existing instances\n"))
+
+		session = restartImpact("--runtime-config", rc, "--team", "ops", old, new)
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say("worker: existing instances would be updated\n  jobs that list other instances, while a group changes size: kubo/route-sync\n"))
+	})
+
 	It("exits 2 with the usage when the arguments are wrong", func() {
 		session := restartImpact("only-one.yml")
 		Expect(session).To(gexec.Exit(2))
