@@ -35,6 +35,8 @@ func (s ExecStarter) Start(path string, args []string) (Process, error) {
 	cmd.Stdout = s.Stdout
 	cmd.Stderr = s.Stderr
 	cmd.Env = s.Env
+	// Should the launcher be killed outright, flanneld is told to stop rather than left behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,11 +89,22 @@ type runResult struct {
 	err    error
 }
 
+// runInBackground runs the launcher until it returns; a spec that ends first, passing or failing, stops it
+// as bpm would, so that no flanneld outlives the spec.
 func runInBackground(launcher launch.Launcher, stop chan os.Signal) chan runResult {
 	done := make(chan runResult, 1)
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		status, err := launcher.Run(stop)
 		done <- runResult{status: status, err: err}
 	}()
+	DeferCleanup(func() {
+		select {
+		case stop <- syscall.SIGTERM:
+		default: // a signal is pending already
+		}
+		Eventually(finished, 10*time.Second).Should(BeClosed())
+	})
 	return done
 }

@@ -70,6 +70,15 @@ var _ = Describe("flannel-launcher run", func() {
 		Expect(session.Err).To(gbytes.Say(`forwarding signal: signal=terminated`))
 	})
 
+	It("has flanneld told to stop when the launcher is killed outright", func() {
+		session := run()
+		startedFlanneld()
+		session.Kill()
+
+		Eventually(func() []string { return recorded().Signals }).Should(Equal([]string{"terminated"}))
+		Eventually(session).Should(gexec.Exit())
+	})
+
 	It("exits 1 when flanneld exits 1", func() {
 		session := run(record.ExitEnv + "=1")
 		Eventually(session, 10*time.Second).Should(gexec.Exit(1))
