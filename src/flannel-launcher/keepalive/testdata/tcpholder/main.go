@@ -3,6 +3,7 @@
 //	tcpholder dial ADDR...    connects to each address without keepalive (like flanneld's etcd client),
 //	                          prints "connected LOCAL REMOTE" for each, then "ready", then
 //	                          "closed REMOTE: ERROR" when a connection fails.
+//	tcpholder talk ADDR...    as dial, and writes a byte to each connection every 500 ms.
 //	tcpholder listen ADDR...  accepts connections on each address and holds them; prints "listening" once bound.
 package main
 
@@ -12,6 +13,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 )
 
 func main() {
@@ -21,8 +23,8 @@ func main() {
 	}
 	var err error
 	switch os.Args[1] {
-	case "dial":
-		err = dial(os.Args[2:])
+	case "dial", "talk":
+		err = dial(os.Args[2:], os.Args[1] == "talk")
 	case "listen":
 		err = listen(os.Args[2:])
 	default:
@@ -34,7 +36,7 @@ func main() {
 	}
 }
 
-func dial(addresses []string) error {
+func dial(addresses []string, talk bool) error {
 	dialer := net.Dialer{KeepAlive: -1}
 	var conns []net.Conn
 	for _, address := range addresses {
@@ -48,6 +50,9 @@ func dial(addresses []string) error {
 	fmt.Println("ready")
 	var holding sync.WaitGroup
 	for _, conn := range conns {
+		if talk {
+			go write(conn)
+		}
 		holding.Go(func() {
 			_, err := io.Copy(io.Discard, conn)
 			fmt.Printf("closed %s: %v\n", conn.RemoteAddr(), err)
@@ -55,6 +60,14 @@ func dial(addresses []string) error {
 	}
 	holding.Wait()
 	return nil
+}
+
+func write(conn net.Conn) {
+	for range time.Tick(500 * time.Millisecond) {
+		if _, err := conn.Write([]byte("x")); err != nil {
+			return
+		}
+	}
 }
 
 func listen(addresses []string) error {

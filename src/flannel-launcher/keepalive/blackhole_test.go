@@ -1,0 +1,72 @@
+package keepalive_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+)
+
+const (
+	serverIP  = "198.51.100.2"
+	etcdPort  = "2379"
+	otherPort = "2380"
+	dropInput = "add chain inet blackhole input { type filter hook input priority 0; policy drop; }"
+)
+
+var _ = Describe("A black-holed peer", func() {
+	var client, server string
+
+	BeforeEach(func() {
+		suffix := fmt.Sprintf("%d-%04x", GinkgoParallelProcess(), rand.IntN(0x10000))
+		client, server = "keepalive-client-"+suffix, "keepalive-server-"+suffix
+		for _, ns := range []string{client, server} {
+			run("ip", "netns", "add", ns)
+			DeferCleanup(run, "ip", "netns", "delete", ns) // takes the veth pair with it
+			run("ip", "-n", ns, "link", "set", "lo", "up")
+		}
+		run("ip", "link", "add", "veth0", "netns", client, "type", "veth", "peer", "name", "veth0", "netns", server)
+		run("ip", "-n", client, "address", "add", "198.51.100.1/24", "dev", "veth0")
+		run("ip", "-n", server, "address", "add", serverIP+"/24", "dev", "veth0")
+		run("ip", "-n", client, "link", "set", "veth0", "up")
+		run("ip", "-n", server, "link", "set", "veth0", "up")
+	})
+
+	// mode "dial" leaves the connections idle (keepalive probes find the silence); "talk" keeps data in flight
+	// (retransmissions do, bounded by TCP_USER_TIMEOUT).
+	DescribeTable("fails a tuned connection within the tuned time, while an untuned one stays open",
+		func(mode string) {
+			startHolder([]string{"ip", "netns", "exec", server}, "listen", serverIP+":"+etcdPort, serverIP+":"+otherPort)
+			holder := startHolder([]string{"ip", "netns", "exec", client}, mode, serverIP+":"+etcdPort, serverIP+":"+otherPort)
+			logger, _ := testlog.New()
+			Expect(keepalive.NewTuner(holder.Command.Process.Pid, 2379, keepalive.DefaultSettings(), logger).Cycle()).To(Equal(1))
+
+			run("ip", "netns", "exec", server, "nft", "add table inet blackhole")
+			run("ip", "netns", "exec", server, "nft", dropInput)
+			cut := time.Now()
+
+			Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
+				gbytes.Say(`closed %s:%s: .*connection timed out`, serverIP, etcdPort))
+			took := time.Since(cut)
+			AddReportEntry("black-hole to socket error ("+mode+")", took.Round(10*time.Millisecond).String())
+			fmt.Fprintf(GinkgoWriter, "black-hole to socket error (%s): %s\n", mode, took)
+			Expect(holder.Out.Contents()).NotTo(ContainSubstring("closed %s:%s", serverIP, otherPort))
+		},
+		Entry("idle connection", "dial"),
+		Entry("data in flight", "talk"),
+	)
+})
+
+// run runs a command that must succeed.
+func run(args ...string) {
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s: %s", strings.Join(args, " "), out)
+}
