@@ -70,6 +70,22 @@ func BenchmarkStartToExec(b *testing.B) {
 	benchmarkStartToExec(b)
 }
 
+// BenchmarkProcessStart: `flannel-launcher version` from start to exit, the share of BenchmarkStartToExec
+// that is only the binary starting (loading, package init: the etcd client's protobuf registrations).
+func BenchmarkProcessStart(b *testing.B) {
+	benchSetup(b)
+	durations := make([]time.Duration, 0, b.N)
+	for range b.N {
+		started := time.Now()
+		if err := exec.Command(bench.launcher, "version").Run(); err != nil {
+			b.Fatal(err)
+		}
+		durations = append(durations, time.Since(started))
+	}
+	slices.Sort(durations)
+	b.ReportMetric(ms(durations[len(durations)/2]), "ms-median")
+}
+
 // BenchmarkStartToExecBlackHoled: the same with one member accepting connections and never answering.
 func BenchmarkStartToExecBlackHoled(b *testing.B) {
 	benchSetup(b)
