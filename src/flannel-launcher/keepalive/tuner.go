@@ -69,7 +69,7 @@ func (t *Tuner) Cycle() (int, error) {
 		}
 		if pidfd < 0 {
 			if pidfd, err = unix.PidfdOpen(t.pid, 0); err != nil {
-				return 0, bosherr.WrapErrorf(err, "Opening a pidfd for pid %d", t.pid)
+				return 0, bosherr.WrapErrorf(err, "Opening a pidfd for pid %d%s", t.pid, hint(err))
 			}
 		}
 		err := t.tune(pidfd, socket)
@@ -99,7 +99,7 @@ func (t *Tuner) tune(pidfd int, socket Socket) error {
 		return errGone
 	}
 	if err != nil {
-		return bosherr.WrapErrorf(err, "Copying pid %d's fd %d (needs ptrace access: same uid, or CAP_SYS_PTRACE)", t.pid, socket.FD)
+		return bosherr.WrapErrorf(err, "Copying pid %d's fd %d%s", t.pid, socket.FD, hint(err))
 	}
 	defer unix.Close(copied)
 	var stat unix.Stat_t
@@ -113,4 +113,14 @@ func (t *Tuner) tune(pidfd int, socket Socket) error {
 		return bosherr.WrapErrorf(err, "Tuning pid %d's fd %d (peer %s)", t.pid, socket.FD, socket.Peer)
 	}
 	return nil
+}
+
+// hint names the usual causes of EPERM: a seccomp filter without the pidfd calls (bpm's profile for processes
+// that are not privileged), or no ptrace access to the process.
+func hint(err error) string {
+	if !errors.Is(err, unix.EPERM) {
+		return ""
+	}
+	return " (a seccomp filter, such as bpm's for unprivileged jobs, blocks pidfd_open/pidfd_getfd; or no ptrace" +
+		" access: needs the same uid and no more capabilities than the launcher, or CAP_SYS_PTRACE)"
 }
