@@ -13,12 +13,14 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
 	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
 var _ = Describe("Runner", func() {
 	var (
 		recordFile string
 		env        []string
+		logger     boshlog.Logger
 		logs       *gbytes.Buffer
 		stop       chan os.Signal
 		status     chan int
@@ -27,7 +29,7 @@ var _ = Describe("Runner", func() {
 	runner := func() flanneld.Runner {
 		return flanneld.Runner{
 			Starter:   flanneld.ExecStarter{Stdout: GinkgoWriter, Stderr: GinkgoWriter, Env: env},
-			Logger:    boshlog.NewWriterLogger(boshlog.LevelDebug, logs),
+			Logger:    logger,
 			KillAfter: 300 * time.Millisecond,
 		}
 	}
@@ -48,7 +50,7 @@ var _ = Describe("Runner", func() {
 	BeforeEach(func() {
 		recordFile = filepath.Join(GinkgoT().TempDir(), "record.json")
 		env = append(os.Environ(), record.FileEnv+"="+recordFile)
-		logs = gbytes.NewBuffer()
+		logger, logs = testlog.New()
 		stop = make(chan os.Signal, 1)
 		status = make(chan int, 1)
 	})

@@ -2,7 +2,6 @@ package launch_test
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -60,9 +59,9 @@ func newConfig() config.Config {
 	return cfg
 }
 
-// newLauncher runs the recording flanneld, writing its record to recordFile, and logs to logs.
-func newLauncher(cfg config.Config, recordFile string, logs io.Writer, starts *atomic.Int32) launch.Launcher {
-	launcher, err := launch.New(cfg, boshlog.NewWriterLogger(boshlog.LevelDebug, io.MultiWriter(logs, GinkgoWriter)))
+// newLauncher runs the recording flanneld, writing its record to recordFile, and counts its starts.
+func newLauncher(cfg config.Config, recordFile string, logger boshlog.Logger, starts *atomic.Int32) launch.Launcher {
+	launcher, err := launch.New(cfg, logger)
 	Expect(err).NotTo(HaveOccurred())
 	flanneldEnv := append(os.Environ(), record.FileEnv+"="+recordFile, record.SignalExitEnv+"=3")
 	launcher.Starter = countingStarter{

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	"github.com/miekg/dns"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,12 +22,14 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 	"github.com/flannel-dns/flannel-dns/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
 var _ = Describe("Launcher.Run", func() {
 	var (
 		cfg        config.Config
 		recordFile string
+		logger     boshlog.Logger
 		logs       *gbytes.Buffer
 		starts     *atomic.Int32
 		stop       chan os.Signal
@@ -43,7 +46,7 @@ var _ = Describe("Launcher.Run", func() {
 	BeforeEach(func() {
 		cfg = newConfig()
 		recordFile = filepath.Join(GinkgoT().TempDir(), "record.json")
-		logs = gbytes.NewBuffer()
+		logger, logs = testlog.New()
 		starts = new(atomic.Int32)
 		stop = make(chan os.Signal, 1)
 		DeferCleanup(cluster.Publish, dnsServer)
@@ -51,7 +54,7 @@ var _ = Describe("Launcher.Run", func() {
 
 	Context("with a healthy cluster", func() {
 		It("creates the network config, starts flanneld with the alias first, and passes SIGTERM on", func() {
-			done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+			done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 			startedFlanneld()
 
 			endpoints, _ := recorded().Flag("etcd-endpoints")
@@ -66,7 +69,7 @@ var _ = Describe("Launcher.Run", func() {
 		})
 
 		It("re-resolves the alias while flanneld runs, logs changes, and neither restarts flanneld nor asks etcd", func() {
-			done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+			done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 			startedFlanneld()
 			requestsAtStart := etcdRequests()
 			Expect(requestsAtStart).To(BeNumerically(">", 0), "the counter sees the launcher's start-up requests")
@@ -87,7 +90,7 @@ var _ = Describe("Launcher.Run", func() {
 	It("leaves out a stopped member", func() {
 		cluster.Stop(1)
 		DeferCleanup(func() { Expect(cluster.Restart(1)).To(Succeed()) })
-		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 		startedFlanneld()
 
 		endpoints, _ := recorded().Flag("etcd-endpoints")
@@ -101,7 +104,7 @@ var _ = Describe("Launcher.Run", func() {
 
 	It("leaves out a member whose name does not resolve here", func() {
 		dnsServer.Remove(cluster.Members[0].Host)
-		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 		startedFlanneld()
 
 		endpoints, _ := recorded().Flag("etcd-endpoints")
@@ -115,7 +118,7 @@ var _ = Describe("Launcher.Run", func() {
 
 	It("waits for the alias to appear", func() {
 		dnsServer.Remove(cluster.Alias)
-		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 		Eventually(logs).Should(gbytes.Say(`Attempt 2: looking up '%s' at %s: NXDOMAIN`, cluster.Alias, dnsServer.Addr))
 		Expect(recordFile).NotTo(BeAnExistingFile())
 
@@ -127,7 +130,7 @@ var _ = Describe("Launcher.Run", func() {
 
 	It("retries while no member answers, then starts flanneld once one does", func() {
 		deadAddresses()
-		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 		Eventually(logs).Should(gbytes.Say(`reaching etcd failed, retrying: attempt=1 retry_in=\S+ error='no etcd member answered`))
 		Eventually(logs).Should(gbytes.Say(`reaching etcd failed, retrying: attempt=2 `))
 		Expect(recordFile).NotTo(BeAnExistingFile())
@@ -141,7 +144,7 @@ var _ = Describe("Launcher.Run", func() {
 	It("gives up when the startup deadline passes, without starting flanneld", func() {
 		deadAddresses()
 		cfg.Timing.StartupDeadline = config.Duration(300 * time.Millisecond)
-		status, err := newLauncher(cfg, recordFile, logs, starts).Run(stop)
+		status, err := newLauncher(cfg, recordFile, logger, starts).Run(stop)
 
 		Expect(status).To(Equal(1))
 		var giveUp *launch.GiveUpError
@@ -154,7 +157,7 @@ var _ = Describe("Launcher.Run", func() {
 	It("gives up at once when the server certificate does not cover the alias", func() {
 		cfg.Etcd.Alias = "other.test.internal"
 		dnsServer.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
-		status, err := newLauncher(cfg, recordFile, logs, starts).Run(stop)
+		status, err := newLauncher(cfg, recordFile, logger, starts).Run(stop)
 
 		Expect(status).To(Equal(1))
 		var giveUp *launch.GiveUpError
@@ -169,7 +172,7 @@ var _ = Describe("Launcher.Run", func() {
 
 	It("stops before flanneld starts when a signal comes", func() {
 		dnsServer.SetRcode(cluster.Alias, dns.RcodeServerFailure)
-		done := runInBackground(newLauncher(cfg, recordFile, logs, starts), stop)
+		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 		Eventually(logs).Should(gbytes.Say(`the server answered SERVFAIL`))
 
 		stop <- syscall.SIGINT
@@ -185,7 +188,7 @@ var _ = Describe("Launcher.Run", func() {
 		cfg.Timing.BackoffInitial = config.Duration(100 * time.Millisecond)
 		cfg.Timing.BackoffMax = config.Duration(400 * time.Millisecond)
 		clock := &recordingClock{waitsBeforeBlocking: 5}
-		launcher := newLauncher(cfg, recordFile, logs, starts)
+		launcher := newLauncher(cfg, recordFile, logger, starts)
 		launcher.Clock = clock
 		done := runInBackground(launcher, stop)
 		Eventually(clock.waits).Should(HaveLen(6)) // five passed, the sixth blocks
