@@ -27,29 +27,9 @@ e2e_prepare() {
   done
 }
 
-# The release's compiled packages: scripts/test-release builds the tarball and runs every packaging script.
+# The release's compiled packages: scripts/test-release builds the tarball, runs every packaging script
+# as a compilation VM does, and links the results under $FLANNEL_DNS_CACHE/packages.
 e2e_release_packages() {
-  if [ -x scripts/test-release ]; then
-    scripts/test-release >&2
-    echo "$FLANNEL_DNS_CACHE/compiled-packages"
-    return
-  fi
-  echo "WARNING: no scripts/test-release yet: using development builds, not the release's packages" >&2
-  e2e_dev_packages
-}
-
-# Development builds laid out as compiled packages: the launcher from src/ (vendored), flanneld v0.28.10
-# from the module proxy with the tencentvpc backend left out (its module is not served).
-e2e_dev_packages() {
-  local out="$FLANNEL_DNS_CACHE/dev/packages" src="$FLANNEL_DNS_CACHE/dev/flannel-src"
-  mkdir -p "$out/flannel/bin" "$out/flannel-launcher/bin"
-  GOWORK=off GOFLAGS=-mod=vendor go build -C src/flannel-launcher -o "$out/flannel-launcher/bin/flannel-launcher" ./cmd/flannel-launcher >&2
-  if [ ! -x "$out/flannel/bin/flanneld" ]; then
-    local dir
-    dir=$(cd /tmp && GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/flannel-io/flannel@v0.28.10 | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-    rm -rf "$src" && cp -r "$dir" "$src" && chmod -R u+w "$src"
-    sed -i '/pkg\/backend\/tencentvpc"/d' "$src/main.go"
-    (cd "$src" && GOWORK=off GOFLAGS=-mod=mod go build -trimpath -o "$out/flannel/bin/flanneld" .) >&2
-  fi
-  echo "$out"
+  scripts/test-release >&2
+  echo "$FLANNEL_DNS_CACHE/packages"
 }
