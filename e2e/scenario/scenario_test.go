@@ -24,6 +24,7 @@ var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
 			Logf:        func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
 		}
 		if cfg.EtcdBin == "" || cfg.Packages == "" {
+			Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "E2E_ETCD_BIN and E2E_PACKAGES must be set")
 			Skip("E2E_ETCD_BIN and E2E_PACKAGES are not set (scripts/test-e2e sets them)")
 		}
 		c, err := cluster.New(cfg)

@@ -121,6 +121,6 @@ The cluster is still running (--keep). Look around:
   ip netns exec %[4]s %[5]s/var/vcap/packages/etcd/etcdctl --endpoints=%[6]s \
      --cacert=%[5]s/var/vcap/jobs/etcd/config/ca.crt --cert=%[5]s/var/vcap/jobs/etcd/config/client.crt \
      --key=%[5]s/var/vcap/jobs/etcd/config/client.key member list
-Files are under %[7]s. Remove everything with: scripts/demo --down
+Remove everything with: scripts/demo --down && rm -rf %[7]s
 `, w.Root, w.Name, w.Namespace, m.Namespace, m.Root, "https://"+m.Address.String()+":2379", filepath.Clean(work))
 }
