@@ -32,6 +32,7 @@ var _ = Describe("etcd members on master VMs", func() {
 	BeforeEach(func() {
 		etcdBin := os.Getenv("E2E_ETCD_BIN")
 		if etcdBin == "" {
+			Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "E2E_ETCD_BIN must be set")
 			Skip("E2E_ETCD_BIN (the directory with etcd and etcdctl) is not set")
 		}
 		work = GinkgoT().TempDir()
