@@ -93,6 +93,14 @@ var _ = Describe("restart-impact", func() {
 		Expect(session.Out).To(gbytes.Say("worker: existing instances would be updated\n  jobs that list other instances, while a group changes size: kubo/route-sync\n"))
 	})
 
+	It("runs through scripts/restart-impact, which builds it and finds the release and the bosh CLI", func() {
+		m := manifest(true, 3)
+		session, err := gexec.Start(exec.Command(filepath.Join(repoRoot, "scripts", "restart-impact"), m, m), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session, "5m").Should(gexec.Exit(0))
+		Expect(session.Out).To(gbytes.Say("worker: no change to existing instances\n"))
+	})
+
 	It("exits 2 with the usage when the arguments are wrong", func() {
 		session := restartImpact("only-one.yml")
 		Expect(session).To(gexec.Exit(2))
