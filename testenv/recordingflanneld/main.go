@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -27,6 +28,15 @@ func run(started time.Time) int {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 
+	if address := os.Getenv(record.DialEnv); address != "" {
+		// Like flanneld's etcd client: no keepalive of its own. Held open until the process ends.
+		conn, err := (&net.Dialer{KeepAlive: -1}).Dial("tcp", address)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "recordingflanneld: connecting to %s: %s\n", address, err)
+			return 99
+		}
+		defer conn.Close()
+	}
 	rec := record.Record{Started: started.UnixNano(), Args: os.Args[1:], Env: os.Environ(), PID: os.Getpid(), Signals: []string{}}
 	if err := record.Write(path, rec); err != nil {
 		fmt.Fprintf(os.Stderr, "recordingflanneld: writing %s: %s\n", path, err)

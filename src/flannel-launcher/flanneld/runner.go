@@ -15,11 +15,12 @@ const logTag = "flanneld"
 // a few more seconds than that.
 const DefaultKillAfter = 5 * time.Second
 
-// Runner runs flanneld to its end.
+// Runner runs flanneld to its end. Started, when set, is called with flanneld's PID once it runs.
 type Runner struct {
 	Starter   Starter
 	Logger    boshlog.Logger
 	KillAfter time.Duration
+	Started   func(pid int)
 }
 
 // Run starts flanneld, passes each signal from stop on to it, and returns its exit status once it has ended.
@@ -30,6 +31,9 @@ func (r Runner) Run(path string, args []string, stop <-chan os.Signal) (int, err
 		return 1, bosherr.WrapErrorf(err, "Starting flanneld '%s'", path)
 	}
 	r.Logger.Info(logTag, "flanneld started: pid=%d path=%s args='%s'", process.Pid(), path, strings.Join(args, " "))
+	if r.Started != nil {
+		r.Started(process.Pid())
+	}
 
 	ended := make(chan waitResult, 1)
 	go func() {

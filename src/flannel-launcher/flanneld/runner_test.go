@@ -65,6 +65,16 @@ var _ = Describe("Runner", func() {
 		Expect(logs).To(gbytes.Say(`flanneld exited: pid=\d+ status=7`))
 	})
 
+	It("tells Started flanneld's PID", func() {
+		env = append(env, record.ExitEnv+"=0")
+		var startedPID int
+		r := runner()
+		r.Started = func(pid int) { startedPID = pid }
+		_, err := r.Run(recordingFlanneld, nil, stop)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(startedPID).To(Equal(recorded().PID))
+	})
+
 	It("forwards SIGTERM and returns the status flanneld exits with", func() {
 		env = append(env, record.SignalExitEnv+"=3")
 		runInBackground()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 )
 
@@ -59,20 +60,34 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 		return 1, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var watching sync.WaitGroup
-	watching.Go(func() {
-		watcher := resolve.NewWatcher(l.Resolver, l.Config.Etcd.Alias, found.aliasIPs, l.Logger)
-		watcher.Run(ctx, l.Clock.Ticks(ctx, l.Config.Timing.ResolveInterval.D()))
-	})
-	defer watching.Wait()
+	var alongside sync.WaitGroup
+	defer alongside.Wait()
 	defer cancel()
+	alongside.Go(func() { l.watchAlias(ctx, found.aliasIPs) })
 
 	// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client, TLS) back
 	// now rather than at the scavenger's pace.
 	debug.FreeOSMemory()
-	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter}
+	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter,
+		Started: func(pid int) { alongside.Go(func() { l.tuneKeepalive(ctx, pid) }) }}
 	return runner.Run(l.Config.Flanneld.Path, flanneld.Args(l.Config, found.memberURLs), stop)
 }
+
+// watchAlias logs how the alias' answer changes; it never talks to etcd and never restarts flanneld.
+func (l Launcher) watchAlias(ctx context.Context, current []net.IP) {
+	watcher := resolve.NewWatcher(l.Resolver, l.Config.Etcd.Alias, current, l.Logger)
+	watcher.Run(ctx, l.Clock.Ticks(ctx, l.Config.Timing.ResolveInterval.D()))
+}
+
+// tuneKeepalive sets keepalive on flanneld's etcd sockets, whose client sets none (docs/failover.md).
+func (l Launcher) tuneKeepalive(ctx context.Context, pid int) {
+	tuner := keepalive.NewTuner(pid, l.Config.Etcd.Port, keepalive.DefaultSettings(), l.Logger)
+	tuner.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
+}
+
+// keepaliveTick is how soon a new flanneld connection to etcd gets its keepalive settings. One tuned late still
+// fails on time: the keepalive timer counts from the last segment received.
+const keepaliveTick = 2 * time.Second
 
 // prepare runs until flanneld can start, the startup deadline passes, or a stop signal comes.
 func (l Launcher) prepare(stop <-chan os.Signal) (discovery, error) {

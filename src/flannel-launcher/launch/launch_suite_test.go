@@ -107,3 +107,10 @@ func runInBackground(launcher launch.Launcher, stop chan os.Signal) chan runResu
 	})
 	return done
 }
+
+// withEnv adds environment variables for the recording flanneld.
+func withEnv(starter flanneld.Starter, vars ...string) flanneld.Starter {
+	counting := starter.(countingStarter)
+	counting.Env = append(append([]string(nil), counting.Env...), vars...)
+	return counting
+}

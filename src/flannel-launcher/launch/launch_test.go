@@ -3,8 +3,10 @@ package launch_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +87,19 @@ var _ = Describe("Launcher.Run", func() {
 			stop <- syscall.SIGTERM
 			Eventually(done, 5*time.Second).Should(Receive())
 		})
+	})
+
+	It("sets keepalive on flanneld's connections to the etcd port", func() {
+		listener, err := net.Listen("tcp", net.JoinHostPort(loopback.IPs(1)[0].String(), strconv.Itoa(cluster.Port)))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(listener.Close)
+		launcher := newLauncher(cfg, recordFile, logger, starts)
+		launcher.Starter = withEnv(launcher.Starter, record.DialEnv+"="+listener.Addr().String())
+		runInBackground(launcher, stop)
+		startedFlanneld()
+
+		Eventually(logs, 10*time.Second).Should(gbytes.Say(`Tuned keepalive: pid=%d fd=\d+ peer=%s idle=4s interval=2s count=3 user_timeout=10s`,
+			recorded().PID, listener.Addr()))
 	})
 
 	It("leaves out a stopped member", func() {

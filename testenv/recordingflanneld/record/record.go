@@ -14,6 +14,7 @@ const (
 	ExitEnv         = "RECORDING_FLANNELD_EXIT"          // exit at once with this status
 	SignalExitEnv   = "RECORDING_FLANNELD_SIGNAL_EXIT"   // status to exit with after SIGTERM/SIGINT (default 0)
 	IgnoreSignalEnv = "RECORDING_FLANNELD_IGNORE_SIGNAL" // "true": record the signal but keep running
+	DialEnv         = "RECORDING_FLANNELD_DIAL"          // host:port to connect to and hold, as flanneld holds etcd
 )
 
 type Record struct {
