@@ -65,11 +65,13 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 	defer cancel()
 	alongside.Go(func() { l.watchAlias(ctx, found.aliasIPs) })
 
-	// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client, TLS) back
-	// now rather than at the scavenger's pace.
-	debug.FreeOSMemory()
 	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter,
-		Started: func(pid int) { alongside.Go(func() { l.tuneKeepalive(ctx, pid) }) }}
+		Started: func(pid int) {
+			alongside.Go(func() { l.tuneKeepalive(ctx, pid) })
+			// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client,
+			// TLS) back now rather than at the scavenger's pace, and after flanneld's start, not before it.
+			debug.FreeOSMemory()
+		}}
 	return runner.Run(l.Config.Flanneld.Path, flanneld.Args(l.Config, found.memberURLs), stop)
 }
 
