@@ -11,13 +11,9 @@ import (
 	"io"
 	"os"
 
-	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 
 	"github.com/flannel-dns/flannel-dns/impact"
-	"github.com/flannel-dns/flannel-dns/jobrender"
-	"github.com/flannel-dns/flannel-dns/placement"
-	"github.com/flannel-dns/flannel-dns/standin"
 )
 
 func main() {
@@ -48,8 +44,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flags.Usage()
 		return 2
 	}
-	in := inputs{old: flags.Arg(0), new: flags.Arg(1), releaseDir: *releaseDir, bosh: *bosh, runtimeConfigs: runtimeConfigs, teams: teams}
-	updates, err := compare(in, stdout)
+	opts := impact.Options{
+		Old: flags.Arg(0), New: flags.Arg(1), ReleaseDir: *releaseDir, Bosh: *bosh,
+		RuntimeConfigs: runtimeConfigs, Teams: teams,
+		Logger: boshlog.NewWriterLogger(boshlog.LevelError, stderr),
+	}
+	updates, err := impact.Run(opts, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %s\n", err)
 		return 2
@@ -58,85 +58,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-type inputs struct {
-	old, new, releaseDir, bosh string
-	runtimeConfigs, teams      []string
-}
-
-func compare(in inputs, stdout io.Writer) (bool, error) {
-	var rcs [][]byte
-	for _, path := range in.runtimeConfigs {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return false, bosherr.WrapErrorf(err, "Reading runtime config '%s'", path)
-		}
-		rcs = append(rcs, raw)
-	}
-	store, err := standin.NewStore(in.bosh)
-	if err != nil {
-		return false, err
-	}
-	defer store.Close()
-	raws, err := readAll(in.old, in.new)
-	if err != nil {
-		return false, err
-	}
-	uses, err := variableUse(raws[0], raws[1])
-	if err != nil {
-		return false, err
-	}
-	manifests, err := store.Fill(impact.Release, raws...)
-	if err != nil {
-		return false, bosherr.WrapError(err, "Filling in stand-in credentials")
-	}
-	old, err := place(in.old, manifests[0], rcs, in.teams)
-	if err != nil {
-		return false, err
-	}
-	new, err := place(in.new, manifests[1], rcs, in.teams)
-	if err != nil {
-		return false, err
-	}
-	jobs := impact.NewJobs(in.releaseDir, jobrender.NewRenderer(boshlog.NewWriterLogger(boshlog.LevelError, os.Stderr)))
-	groups, err := impact.Compare(old, new, jobs.Render, uses)
-	if err != nil {
-		return false, err
-	}
-	return impact.Write(stdout, groups)
-}
-
-func readAll(paths ...string) ([][]byte, error) {
-	var raws [][]byte
-	for _, path := range paths {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return nil, bosherr.WrapErrorf(err, "Reading manifest '%s'", path)
-		}
-		raws = append(raws, raw)
-	}
-	return raws, nil
-}
-
-// variableUse maps the new manifest's groups to the variables with changed definitions that they use; it reads
-// the manifests before stand-in credentials replace the references.
-func variableUse(old, new []byte) (map[string][]string, error) {
-	changed, err := impact.ChangedVariables(old, new)
-	if err != nil {
-		return nil, err
-	}
-	d, err := placement.Place(placement.Input{Manifest: new})
-	if err != nil {
-		return nil, bosherr.WrapError(err, "New manifest")
-	}
-	return impact.VariableUse(d, changed), nil
-}
-
-func place(path string, manifest []byte, runtimeConfigs [][]byte, teams []string) (placement.Deployment, error) {
-	d, err := placement.Place(placement.Input{Manifest: manifest, RuntimeConfigs: runtimeConfigs, Teams: teams})
-	if err != nil {
-		return placement.Deployment{}, bosherr.WrapErrorf(err, "Manifest '%s'", path)
-	}
-	return d, nil
 }
