@@ -7,6 +7,10 @@
 // Once the member stops answering, the kernel fails the socket, and flanneld's gRPC client reconnects through
 // the alias. The options live on the socket, so the launcher's copy is closed at once.
 //
+// Each socket is looked at once (remembered by inode), through the copy: getpeername tells its port. Matching
+// /proc/<pid>/fd against /proc/<pid>/net/tcp instead would read every TCP socket of the host's network
+// namespace on every tick (about 20 ms a tick with 2,000 sockets, against 80 us for listing flanneld's fds).
+//
 // Chosen over destroying the socket (SOCK_DESTROY via netlink), which needs CAP_NET_ADMIN and a separate way
 // to learn that the member is dead (the launcher would have to probe etcd in steady state), and over the
 // host-wide keepalive sysctls, which change every process's sockets and still leave idle at the socket's own

@@ -3,6 +3,7 @@ package keepalive
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -11,19 +12,19 @@ import (
 )
 
 // Tuner sets Settings on the TCP sockets that one process holds to one remote port, each socket once. It
-// reads only /proc and the process's sockets: it sends nothing to the peer. Not safe for concurrent use.
+// reads /proc and the process's sockets: it sends nothing to the peer. Not safe for concurrent use.
 type Tuner struct {
 	pid      int
 	port     int
 	settings Settings
 	procRoot string
 	logger   boshlog.Logger
-	tuned    map[uint64]bool
+	done     map[uint64]bool // sockets tuned, or not to tune (another kind, another port, a listener)
 }
 
 // NewTuner tunes the sockets that pid holds to remotePort.
 func NewTuner(pid, remotePort int, settings Settings, logger boshlog.Logger) *Tuner {
-	return &Tuner{pid: pid, port: remotePort, settings: settings, procRoot: "/proc", logger: logger, tuned: map[uint64]bool{}}
+	return &Tuner{pid: pid, port: remotePort, settings: settings, procRoot: "/proc", logger: logger, done: map[uint64]bool{}}
 }
 
 // Run calls Cycle on every tick until ctx ends. A failure is logged when it differs from the one before, so a
@@ -47,13 +48,15 @@ func (t *Tuner) Run(ctx context.Context, ticks <-chan time.Time) {
 	}
 }
 
-// Cycle tunes the sockets not tuned yet and returns how many it tuned. Sockets that have closed are forgotten.
+// Cycle looks at each socket the process has opened since the last cycle, tunes those connected to the port,
+// and returns how many it tuned. Sockets that have closed are forgotten. In steady state a cycle only lists
+// /proc/<pid>/fd.
 func (t *Tuner) Cycle() (int, error) {
-	sockets, err := Sockets(t.procRoot, t.pid, t.port)
+	sockets, err := socketFDs(t.procRoot, t.pid)
 	if err != nil {
-		return 0, bosherr.WrapErrorf(err, "Finding pid %d's sockets to port %d", t.pid, t.port)
+		return 0, bosherr.WrapErrorf(err, "Finding pid %d's sockets", t.pid)
 	}
-	tuned := map[uint64]bool{}
+	done := map[uint64]bool{}
 	pidfd := -1
 	defer func() {
 		if pidfd >= 0 {
@@ -63,8 +66,8 @@ func (t *Tuner) Cycle() (int, error) {
 	var failure error
 	count := 0
 	for _, socket := range sockets {
-		if t.tuned[socket.Inode] {
-			tuned[socket.Inode] = true
+		if t.done[socket.inode] {
+			done[socket.inode] = true
 			continue
 		}
 		if pidfd < 0 {
@@ -72,47 +75,80 @@ func (t *Tuner) Cycle() (int, error) {
 				return 0, bosherr.WrapErrorf(err, "Opening a pidfd for pid %d%s", t.pid, hint(err))
 			}
 		}
-		err := t.tune(pidfd, socket)
-		if errors.Is(err, errGone) {
+		tuned, err := t.visit(pidfd, socket)
+		if errors.Is(err, errGone) || errors.Is(err, errNotYet) {
 			continue
 		}
 		if err != nil {
 			failure = err
 			continue
 		}
-		tuned[socket.Inode] = true
-		count++
-		t.logger.Info(logTag, "Tuned keepalive: pid=%d fd=%d peer=%s idle=%s interval=%s count=%d user_timeout=%s",
-			t.pid, socket.FD, socket.Peer, t.settings.Idle, t.settings.Interval, t.settings.Count, t.settings.UserTimeout)
+		done[socket.inode] = true
+		if tuned {
+			count++
+		}
 	}
-	t.tuned = tuned
+	t.done = done
 	return count, failure
 }
 
-var errGone = errors.New("socket closed since it was listed")
+var (
+	errGone   = errors.New("socket closed since it was listed")
+	errNotYet = errors.New("TCP socket not connected yet")
+)
 
-// tune sets the options through a copy of the process's descriptor. The copy refers to the same socket, so
-// closing it leaves the process's descriptor and the options in place.
-func (t *Tuner) tune(pidfd int, socket Socket) error {
-	copied, err := unix.PidfdGetfd(pidfd, socket.FD, 0)
+// visit looks at one socket through a copy of the process's descriptor and tunes it when it is a TCP
+// connection to the port. The copy names the same socket, so closing it leaves the process's descriptor and
+// the options in place.
+func (t *Tuner) visit(pidfd int, socket socketFD) (bool, error) {
+	copied, err := unix.PidfdGetfd(pidfd, socket.fd, 0)
 	if errors.Is(err, unix.EBADF) {
-		return errGone
+		return false, errGone
 	}
 	if err != nil {
-		return bosherr.WrapErrorf(err, "Copying pid %d's fd %d%s", t.pid, socket.FD, hint(err))
+		return false, bosherr.WrapErrorf(err, "Copying pid %d's fd %d%s", t.pid, socket.fd, hint(err))
 	}
 	defer unix.Close(copied)
 	var stat unix.Stat_t
-	if err := unix.Fstat(copied, &stat); err != nil {
-		return bosherr.WrapErrorf(err, "Checking pid %d's fd %d", t.pid, socket.FD)
+	if err := unix.Fstat(copied, &stat); err != nil || stat.Ino != socket.inode {
+		return false, errGone // the number was reused for another file
 	}
-	if stat.Ino != socket.Inode {
-		return errGone // the number was reused for another file
+	peer, err := tcpPeer(copied)
+	if err != nil || peer == nil || peer.Port != t.port {
+		return false, err
 	}
 	if err := t.settings.Apply(copied); err != nil {
-		return bosherr.WrapErrorf(err, "Tuning pid %d's fd %d (peer %s)", t.pid, socket.FD, socket.Peer)
+		return false, bosherr.WrapErrorf(err, "Tuning pid %d's fd %d (peer %s)", t.pid, socket.fd, peer)
 	}
-	return nil
+	t.logger.Info(logTag, "Tuned keepalive: pid=%d fd=%d peer=%s idle=%s interval=%s count=%d user_timeout=%s",
+		t.pid, socket.fd, peer, t.settings.Idle, t.settings.Interval, t.settings.Count, t.settings.UserTimeout)
+	return true, nil
+}
+
+// tcpPeer returns the peer of a connected TCP socket, nil for any other socket, or errNotYet for a TCP socket
+// that is still connecting (the kernel names no peer before the handshake is done).
+func tcpPeer(fd int) (*net.TCPAddr, error) {
+	protocol, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	if err != nil || protocol != unix.IPPROTO_TCP {
+		return nil, nil // a unix or netlink socket, say
+	}
+	if listening, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); listening == 1 {
+		return nil, nil
+	}
+	peer, err := unix.Getpeername(fd)
+	if errors.Is(err, unix.ENOTCONN) {
+		return nil, errNotYet
+	}
+	if err != nil {
+		return nil, bosherr.WrapError(err, "Reading a TCP socket's peer")
+	}
+	switch addr := peer.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: addr.Addr[:], Port: addr.Port}, nil
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: addr.Addr[:], Port: addr.Port}, nil
+	}
+	return nil, nil
 }
 
 // hint names the usual causes of EPERM: a seccomp filter without the pidfd calls (bpm's profile for processes

@@ -51,7 +51,7 @@ var _ = Describe("Tuner", func() {
 		after := peerOptions(pid)
 		Expect(after[etcdV4.Port]).To(Equal([]options{tuned, tuned}))
 		Expect(after[other.Port]).To(Equal(before[other.Port]))
-		Expect(logs).To(gbytes.Say(`Tuned keepalive: pid=%d fd=\d+ peer=%s idle=4s`, pid, etcdV4))
+		Expect(logs).To(gbytes.Say(`Tuned keepalive: pid=%d fd=\d+ peer=\S+ idle=4s interval=2s count=3 user_timeout=10s`, pid))
 	})
 
 	It("tunes nothing new on a second pass", func() {
@@ -61,15 +61,13 @@ var _ = Describe("Tuner", func() {
 		Expect(tuner.Cycle()).To(Equal(0))
 	})
 
-	It("lists the sockets with their peers", func() {
-		sockets, err := keepalive.Sockets("/proc", pid, etcdV4.Port)
+	It("logs each tuned socket with its peer, IPv4 and IPv6", func() {
+		_, err := keepalive.NewTuner(pid, etcdV4.Port, keepalive.DefaultSettings(), logger).Cycle()
 
 		Expect(err).NotTo(HaveOccurred())
-		peers := []string{}
-		for _, socket := range sockets {
-			peers = append(peers, socket.Peer.String())
-		}
-		Expect(peers).To(ConsistOf(etcdV4.String(), etcdV6.String()))
+		Expect(logs.Contents()).To(ContainSubstring("peer=%s ", etcdV4))
+		Expect(logs.Contents()).To(ContainSubstring("peer=%s ", etcdV6))
+		Expect(logs.Contents()).NotTo(ContainSubstring("peer=%s ", other))
 	})
 
 	It("runs a cycle on each tick and logs a lasting failure once", func() {

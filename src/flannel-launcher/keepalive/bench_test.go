@@ -1,0 +1,80 @@
+package keepalive_test
+
+import (
+	"io"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
+)
+
+// BenchmarkSteadyStateCycle measures a Cycle that finds nothing new: the launcher's cost per tick while flanneld
+// keeps its connections. One tcpholder plays flanneld with 3 connections to the etcd port; another holds 500
+// connections elsewhere, which a cycle must not have to read about (docs/failover.md).
+func BenchmarkSteadyStateCycle(b *testing.B) {
+	holder, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/tcpholder")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(gexec.CleanupBuildArtifacts)
+	etcd := benchListener(b)
+	other := benchListener(b)
+	flanneld := benchHolder(b, holder, etcd, 3)
+	benchHolder(b, holder, other, 500)
+	tuner := keepalive.NewTuner(flanneld, etcd.Port, keepalive.DefaultSettings(), boshlog.NewLogger(boshlog.LevelNone))
+	if count, err := tuner.Cycle(); err != nil || count != 3 {
+		b.Fatalf("first cycle tuned %d sockets (want 3): %v", count, err)
+	}
+
+	for b.Loop() {
+		if count, err := tuner.Cycle(); err != nil || count != 0 {
+			b.Fatalf("steady-state cycle tuned %d sockets (want 0): %v", count, err)
+		}
+	}
+}
+
+// benchHolder starts tcpholder with n connections to addr and returns its PID once they are up.
+func benchHolder(b *testing.B, path string, addr *net.TCPAddr, n int) int {
+	args := []string{"dial"}
+	for range n {
+		args = append(args, addr.String())
+	}
+	session, err := gexec.Start(exec.Command(path, args...), nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { <-session.Kill().Exited })
+	for !strings.Contains(string(session.Out.Contents()), "ready") {
+		select {
+		case <-session.Exited:
+			b.Fatalf("tcpholder exited: %s", session.Err.Contents())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return session.Command.Process.Pid
+}
+
+func benchListener(b *testing.B) *net.TCPAddr {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { listener.Close() })
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			b.Cleanup(func() { conn.Close() })
+			go io.Copy(io.Discard, conn)
+		}
+	}()
+	return listener.Addr().(*net.TCPAddr)
+}
