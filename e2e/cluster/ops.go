@@ -307,6 +307,19 @@ func union(a, b []string) []string {
 	return out
 }
 
+// LogTails is the end of every job log on every VM (etcd on masters, flanneld on workers), for failures.
+func (c *Cluster) LogTails(n int) string {
+	var b strings.Builder
+	for _, idx := range c.Masters() {
+		m := c.masters[idx]
+		fmt.Fprintf(&b, "--- %s etcd log:\n%s\n", m.Name, LogTail(m.Path("/var/vcap/sys/log/etcd/etcd.log"), n))
+	}
+	for _, w := range c.Workers() {
+		fmt.Fprintf(&b, "--- %s flanneld log:\n%s\n", w.Name, LogTail(w.Path("/var/vcap/sys/log/flanneld/flanneld.log"), n))
+	}
+	return b.String()
+}
+
 // LogTail is the end of a process's log on a VM, for failure messages.
 func LogTail(path string, n int) string {
 	data, err := os.ReadFile(path)

@@ -32,9 +32,7 @@ var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() {
 			if CurrentSpecReport().Failed() {
-				for _, w := range c.Workers() {
-					GinkgoWriter.Printf("--- %s flanneld log:\n%s\n", w.Name, cluster.LogTail(w.Path("/var/vcap/sys/log/flanneld/flanneld.log"), 40))
-				}
+				GinkgoWriter.Print(c.LogTails(40))
 			}
 		})
 

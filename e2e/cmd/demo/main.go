@@ -90,6 +90,7 @@ func narrate(c *cluster.Cluster) int {
 	_ = scenario.WriteTable(os.Stdout, steps)
 	fmt.Printf("\n(%s in all)\n", time.Since(start).Round(time.Second))
 	if err != nil {
+		fmt.Println(c.LogTails(30))
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		return 1
 	}
