@@ -86,6 +86,20 @@ var _ = Describe("flannel-launcher check", func() {
 		})
 	})
 
+	It("shows a stopped member and one whose name does not resolve here, and is still ready", func() {
+		cluster.Stop(1)
+		DeferCleanup(func() { Expect(cluster.Restart(1)).To(Succeed()) })
+		dnsServer.Remove(cluster.Members[2].Host)
+		dnsServer.SetAddresses(cluster.Alias, cluster.Members[0].IP, cluster.Members[2].IP)
+
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(0))
+		Expect(session.Out).To(gbytes.Say(`%s +%s +yes +yes +(yes|no) +3\.6\.\d+ +\d+\.\dms +-\n`, cluster.Members[0].Name, cluster.Members[0].ClientURL))
+		Expect(session.Out).To(gbytes.Say(`%s +%s +yes +no +no +- +- +.*connection refused`, cluster.Members[1].Name, cluster.Members[1].ClientURL))
+		Expect(session.Out).To(gbytes.Say(`%s +%s +no +no +no +- +- +.*NXDOMAIN`, cluster.Members[2].Name, cluster.Members[2].ClientURL))
+		Expect(session.Out).To(gbytes.Say(`READY: yes`))
+	})
+
 	It("exits 1 when the alias does not resolve", func() {
 		dnsServer.Remove(cluster.Alias)
 		session := checkCommand()
