@@ -12,9 +12,10 @@
 // namespace on every tick (about 20 ms a tick with 2,000 sockets, against 80 us for listing flanneld's fds).
 //
 // Chosen over destroying the socket (SOCK_DESTROY via netlink), which needs CAP_NET_ADMIN and a separate way
-// to learn that the member is dead (the launcher would have to probe etcd in steady state), and over the
-// host-wide keepalive sysctls, which change every process's sockets and still leave idle at the socket's own
-// choice (the sysctls only fill in what a socket did not set). docs/failover.md has the figures.
+// to learn that the member is dead (an idle socket gives the kernel no evidence without probes), and over the
+// keepalive sysctls, which change the sockets of every process in the host's network namespace and have no
+// counterpart for TCP_USER_TIMEOUT. pidfd_open and pidfd_getfd are missing from bpm's seccomp profile for
+// unprivileged jobs. docs/failover.md has the figures and the details.
 package keepalive
 
 const logTag = "keepalive"

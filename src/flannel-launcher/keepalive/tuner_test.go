@@ -28,7 +28,7 @@ var _ = Describe("Tuner", func() {
 	)
 
 	BeforeEach(func() {
-		// the same port on ::1 and on a 127/8 address, so both of /proc's tables are read
+		// the same port on ::1 and on a 127/8 address: IPv6 and IPv4 peers
 		etcdV6 = holdingListener("[::1]:0")
 		etcdV4 = holdingListener(net.JoinHostPort(loopback.IPs(1)[0].String(), strconv.Itoa(etcdV6.Port)))
 		other = holdingListener(net.JoinHostPort(etcdV4.IP.String(), "0"))
