@@ -3,7 +3,6 @@ package launch
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -49,7 +48,7 @@ func (l Launcher) discover(ctx context.Context) (discovery, error) {
 		case !retryable:
 			return discovery{}, err
 		}
-		wait := l.backoff(attempt)
+		wait := l.backoff().Delay(attempt)
 		l.Logger.Warn(logTag, "reaching etcd failed, retrying: attempt=%d retry_in=%s error='%s'",
 			attempt, wait.Round(time.Millisecond), last.Err)
 		select {
@@ -68,8 +67,7 @@ func deadlinePassed(last *RetryError, waited time.Duration) *GiveUpError {
 // attempt makes one pass from the alias to the network config. A *RetryError may pass on a later attempt;
 // a *GiveUpError will not.
 func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) (discovery, error) {
-	timing := l.Config.Timing
-	backoff := resolve.Backoff{Initial: timing.BackoffInitial.D(), Max: timing.BackoffMax.D()}
+	backoff := l.backoff()
 	ips, err := l.Resolver.WaitForAnswer(ctx, l.Config.Etcd.Alias, backoff, l.Logger)
 	if err != nil {
 		return discovery{}, &GiveUpError{Step: "resolving the alias", Err: err}
@@ -118,14 +116,7 @@ func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluste
 	return urls, nil
 }
 
-// backoff doubles from timing.backoff_initial up to timing.backoff_max; each wait is drawn between half and
-// all of that, so that many VMs starting together do not retry in step.
-func (l Launcher) backoff(attempt int) time.Duration {
-	limit := l.Config.Timing.BackoffMax.D()
-	d := l.Config.Timing.BackoffInitial.D()
-	for i := 1; i < attempt && d < limit; i++ {
-		d *= 2
-	}
-	d = min(d, limit)
-	return d/2 + rand.N(d/2+1)
+// backoff doubles from timing.backoff_initial up to timing.backoff_max, jittered, for DNS and etcd alike.
+func (l Launcher) backoff() resolve.Backoff {
+	return resolve.Backoff{Initial: l.Config.Timing.BackoffInitial.D(), Max: l.Config.Timing.BackoffMax.D()}
 }
