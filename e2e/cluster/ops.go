@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -310,6 +311,7 @@ func union(a, b []string) []string {
 // LogTails is the end of every job log on every VM (etcd on masters, flanneld on workers), for failures.
 func (c *Cluster) LogTails(n int) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "--- dnsmasq log:\n%s\n", LogTail(filepath.Join(c.cfg.WorkDir, "dns", "dnsmasq.log"), n))
 	for _, idx := range c.Masters() {
 		m := c.masters[idx]
 		fmt.Fprintf(&b, "--- %s etcd log:\n%s\n", m.Name, LogTail(m.Path("/var/vcap/sys/log/etcd/etcd.log"), n))
