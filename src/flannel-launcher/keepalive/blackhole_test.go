@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
 	"github.com/flannel-dns/flannel-dns/testenv/testlog"
@@ -63,6 +64,28 @@ var _ = Describe("A black-holed peer", func() {
 		Entry("idle connection", "dial"),
 		Entry("data in flight", "talk"),
 	)
+
+	It("tunes a connection that was still connecting at one pass on the next pass", func() {
+		startHolder([]string{"ip", "netns", "exec", server}, "listen", serverIP+":"+etcdPort)
+		run("ip", "netns", "exec", server, "nft", "add table inet blackhole")
+		run("ip", "netns", "exec", server, "nft", dropInput)
+		command := exec.Command("ip", "netns", "exec", client, tcpholder, "dial", serverIP+":"+etcdPort)
+		holder, err := gexec.Start(command, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { holder.Kill().Wait() })
+		Eventually(func() string {
+			out, _ := exec.Command("ip", "netns", "exec", client, "ss", "-Htn", "state", "syn-sent").Output()
+			return string(out)
+		}).Should(ContainSubstring(serverIP + ":" + etcdPort))
+		logger, _ := testlog.New()
+		tuner := keepalive.NewTuner(holder.Command.Process.Pid, 2379, keepalive.DefaultSettings(), logger)
+
+		Expect(tuner.Cycle()).To(Equal(0))
+		run("ip", "netns", "exec", server, "nft", "delete table inet blackhole")
+		Eventually(holder, 10*time.Second).Should(gbytes.Say("ready")) // the next SYN gets through
+
+		Expect(tuner.Cycle()).To(Equal(1))
+	})
 })
 
 // run runs a command that must succeed.
