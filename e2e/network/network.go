@@ -12,7 +12,13 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 )
 
-const bridgeName = "br0"
+const (
+	bridgeName = "br0"
+	// A bridge without an address of its own takes the lowest of its ports' and changes it when that port
+	// leaves; the VMs' ARP entries for the gateway (also the DNS server) would then point nowhere for about
+	// half a minute after a VM is deleted. A fixed, locally administered address keeps it.
+	bridgeMAC = "02:00:c0:00:02:01"
+)
 
 // Network is the switch namespace and the VM namespaces attached to it.
 type Network struct {
@@ -40,7 +46,7 @@ func New(prefix string, gateway netip.Prefix) (*Network, error) {
 	steps := [][]string{
 		{"netns", "add", ns},
 		{"-n", ns, "link", "set", "lo", "up"},
-		{"-n", ns, "link", "add", bridgeName, "type", "bridge"},
+		{"-n", ns, "link", "add", bridgeName, "address", bridgeMAC, "type", "bridge"},
 		{"-n", ns, "addr", "add", gateway.String(), "dev", bridgeName},
 		{"-n", ns, "link", "set", bridgeName, "up"},
 	}
