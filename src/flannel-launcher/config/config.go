@@ -84,11 +84,11 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return Config{}, bosherr.WrapErrorf(err, "Reading config file '%s'", path)
 	}
-	cfg, err := Parse(data)
-	if err != nil {
-		return Config{}, err
+	cfg, problems := parse(data)
+	if !isSyntaxProblem(problems) {
+		problems = append(problems, withoutKeys(checkTLSFiles(cfg.Etcd), problems)...)
 	}
-	if problems := checkTLSFiles(cfg.Etcd); len(problems) > 0 {
+	if len(problems) > 0 {
 		return Config{}, &InvalidError{Problems: problems}
 	}
 	return cfg, nil
@@ -96,15 +96,22 @@ func Load(path string) (Config, error) {
 
 // Parse decodes and validates a config without looking at the files it names.
 func Parse(data []byte) (Config, error) {
+	cfg, problems := parse(data)
+	if len(problems) > 0 {
+		return Config{}, &InvalidError{Problems: problems}
+	}
+	return cfg, nil
+}
+
+// parse decodes onto the defaults and validates; the config is returned even when it has problems, so that
+// Load can check the files it names too and report everything at once.
+func parse(data []byte) (Config, []string) {
 	cfg := Default()
 	problems := decode(data, &cfg)
 	if !isSyntaxProblem(problems) {
 		problems = append(problems, withoutKeys(cfg.validate(), problems)...)
 	}
-	if len(problems) > 0 {
-		return Config{}, &InvalidError{Problems: problems}
-	}
-	return cfg, nil
+	return cfg, problems
 }
 
 // AliasURL is the etcd endpoint that always comes first: bosh-dns answers it with the current members.

@@ -168,6 +168,18 @@ var _ = Describe("Load", func() {
 		Expect(err.Error()).To(HavePrefix("invalid config:\n"))
 	})
 
+	It("reports missing files together with bad values, and a missing path only once", func() {
+		Expect(os.Remove(filepath.Join(dir, "client.crt"))).To(Succeed())
+		set(doc, "etcd.port", 0)
+		set(doc, "etcd.ca_file", "")
+		_, err := load()
+		Expect(problemsOf(err)).To(ConsistOf(
+			"etcd.port: must be a port between 1 and 65535, got 0",
+			"etcd.ca_file: is required",
+			"etcd.cert_file: cannot read '"+filepath.Join(dir, "client.crt")+"': no such file",
+		))
+	})
+
 	It("rejects a VNI with a backend that has none", func() {
 		set(doc, "network.backend_type", "host-gw")
 		_, err := load()
