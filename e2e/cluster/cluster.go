@@ -75,6 +75,9 @@ type Deployed struct {
 
 // New creates the network, the DNS server and the CA; nothing is deployed yet.
 func New(cfg Config) (*Cluster, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
 	if err := network.SweepLeftovers(); err != nil {
 		return nil, err
 	}
@@ -103,6 +106,25 @@ func New(cfg Config) (*Cluster, error) {
 		return c, err
 	}
 	return c, c.loadJobs()
+}
+
+// check names a real part that is not where the config says, before anything is created.
+func (cfg Config) check() error {
+	wanted := map[string]string{
+		"etcd binary (EtcdBin)":          filepath.Join(cfg.EtcdBin, "etcd"),
+		"etcdctl binary (EtcdBin)":       filepath.Join(cfg.EtcdBin, "etcdctl"),
+		"flanneld package (Packages)":    filepath.Join(cfg.Packages, "flannel", "bin", "flanneld"),
+		"launcher package (Packages)":    filepath.Join(cfg.Packages, "flannel-launcher", "bin", "flannel-launcher"),
+		"flanneld job (ReleaseJobs)":     filepath.Join(cfg.ReleaseJobs, "flanneld", "spec"),
+		"kubo-style job (KuboJobs)":      filepath.Join(cfg.KuboJobs, "flanneld", "spec"),
+		"cfcr-dns-aliases (ReleaseJobs)": filepath.Join(cfg.ReleaseJobs, "cfcr-dns-aliases", "spec"),
+	}
+	for what, path := range wanted {
+		if _, err := os.Stat(path); err != nil {
+			return bosherr.Errorf("No %s at '%s'", what, path)
+		}
+	}
+	return nil
 }
 
 // loadJobs prepares the renderers with the manifest's properties: the etcd client certificate and
