@@ -24,7 +24,7 @@ var _ = Describe("flanneld's template validation", func() {
 		Entry("backend port negative", map[string]interface{}{"port": -1}, "port", "'-1'"),
 		Entry("backend port not a number", map[string]interface{}{"port": "udp"}, "port", "'udp'"),
 		Entry("vni too large", map[string]interface{}{"vni": 16777216}, "vni", "'16777216'"),
-		Entry("vni without vxlan", map[string]interface{}{"vni": 2, "backend-type": "host-gw"}, "vni", "host-gw"),
+		Entry("vni without vxlan", map[string]interface{}{"vni": 2, "backend-type": "host-gw"}, "vni only applies to the vxlan backend (backend-type is 'host-gw'), got '2'"),
 		Entry("etcd port zero", map[string]interface{}{"etcd.port": 0}, "etcd.port", "'0'"),
 		Entry("etcd port too high", map[string]interface{}{"etcd.port": 65536}, "etcd.port", "'65536'"),
 		Entry("empty alias", map[string]interface{}{"etcd.alias": ""}, "etcd.alias", "''"),
@@ -42,8 +42,8 @@ var _ = Describe("flanneld's template validation", func() {
 		Entry("a certificate without its key", map[string]interface{}{"tls.etcdctl.private_key": ""}, "tls.etcdctl.private_key"),
 		Entry("a key without its certificate", map[string]interface{}{"tls.etcdctl.certificate": ""}, "tls.etcdctl.certificate"),
 		Entry("no CA", map[string]interface{}{"tls.etcdctl.ca": ""}, "tls.etcdctl.ca"),
-		Entry("a CA that is not PEM", map[string]interface{}{"tls.etcdctl.ca": "not a certificate"}, "tls.etcdctl.ca", "'not a certificate"),
-		Entry("a certificate that is not PEM", map[string]interface{}{"tls.etcdctl.certificate": "garbage"}, "tls.etcdctl.certificate", "'garbage"),
+		Entry("a CA that is not PEM", map[string]interface{}{"tls.etcdctl.ca": "not a certificate"}, "tls.etcdctl.ca must hold PEM certificates"),
+		Entry("a certificate that is not PEM", map[string]interface{}{"tls.etcdctl.certificate": "garbage"}, "tls.etcdctl.certificate must be a PEM certificate"),
 		Entry("a key that is not PEM", map[string]interface{}{"tls.etcdctl.private_key": "garbage"}, "tls.etcdctl.private_key"),
 	)
 
@@ -51,6 +51,18 @@ var _ = Describe("flanneld's template validation", func() {
 		_, err := renderConfig(map[string]interface{}{"tls.etcdctl.private_key": tlsPEMs.otherKey})
 		Expect(err).To(MatchError(ContainSubstring("tls.etcdctl.private_key does not belong to tls.etcdctl.certificate")))
 		Expect(err.Error()).NotTo(ContainSubstring("PRIVATE KEY"))
+	})
+
+	It("never quotes a PEM value, even one pasted into the wrong property", func() {
+		_, err := renderConfig(map[string]interface{}{"tls.etcdctl.ca": tlsPEMs.otherKey, "tls.etcdctl.certificate": tlsPEMs.otherKey})
+		expectFailureNaming(err, "tls.etcdctl.ca must hold PEM certificates", "tls.etcdctl.certificate must be a PEM certificate")
+		Expect(err.Error()).NotTo(ContainSubstring("PRIVATE KEY"))
+	})
+
+	It("blames only the network when it is not a CIDR, not the subnet length", func() {
+		_, err := renderConfig(map[string]interface{}{"pod-network-cidr": "10.200.0.0/33"})
+		expectFailureNaming(err, "pod-network-cidr")
+		Expect(err.Error()).NotTo(ContainSubstring("subnet-len"))
 	})
 
 	It("reports every bad property at once", func() {
