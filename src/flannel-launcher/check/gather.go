@@ -44,6 +44,8 @@ func (r *Report) gather(ctx context.Context, cfg config.Config, resolver members
 		r.problem(err)
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, members.RequestTimeout)
+	defer cancel()
 	if !r.checkServerCerts(ctx, cluster, ips) {
 		return
 	}

@@ -14,10 +14,6 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 )
 
-// etcdTimeout bounds one attempt's etcd requests, so that a member that stops answering mid-attempt costs a
-// retry rather than the whole startup deadline.
-const etcdTimeout = 5 * time.Second
-
 type discovery struct {
 	aliasIPs   []net.IP
 	memberURLs []string
@@ -72,7 +68,7 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 	if err != nil {
 		return discovery{}, &GiveUpError{Step: "resolving the alias", Err: err}
 	}
-	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
+	ctx, cancel := context.WithTimeout(ctx, members.RequestTimeout)
 	defer cancel()
 	if _, err := cluster.CheckServerCerts(ctx, ips); err != nil {
 		var certErr *members.CertError

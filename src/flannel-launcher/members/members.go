@@ -27,6 +27,11 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 )
 
+// RequestTimeout bounds one pass of etcd requests (certificate check, member list, probes, network config),
+// so that a member that stops answering mid-pass costs a retry in `run` and a prompt "not ready" in `check`,
+// not the whole startup deadline.
+const RequestTimeout = 5 * time.Second
+
 // Cluster is the etcd cluster behind the alias.
 type Cluster struct {
 	alias        string

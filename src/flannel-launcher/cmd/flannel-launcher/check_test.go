@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"io"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/testenv/pki"
 )
 
 var _ = Describe("flannel-launcher check", func() {
@@ -116,6 +119,33 @@ var _ = Describe("flannel-launcher check", func() {
 		Expect(session.Out).To(gbytes.Say(`%s:%d +no +\d{4}\S+Z +TLS handshake with etcd at \S+: the server certificate does not cover the alias 'other.test.internal'`,
 			cluster.IPs()[0], cluster.Port))
 		Expect(session.Out).To(gbytes.Say(`READY: no\n  - TLS handshake .* does not cover the alias 'other.test.internal' \(its names: etcd.test.internal, member-\d.etcd.test.internal, 127`))
+	})
+
+	It("says 'not ready' within its request timeout when the alias leads to a TLS server that is not etcd", func() {
+		impostor, err := ca.Issue(pki.Server("impostor", []string{cluster.Alias}, nil))
+		Expect(err).NotTo(HaveOccurred())
+		cert, err := tls.LoadX509KeyPair(impostor.CertFile, impostor.KeyFile)
+		Expect(err).NotTo(HaveOccurred())
+		// It completes the handshake (same CA, covers the alias, speaks h2) and then never answers.
+		listener, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(listener.Close)
+		go func() {
+			for {
+				conn, err := listener.Accept()
+				if err != nil {
+					return
+				}
+				go func() { _, _ = io.Copy(io.Discard, conn) }()
+			}
+		}()
+		cfg.Etcd.Port = listener.Addr().(*net.TCPAddr).Port
+		dnsServer.SetAddresses(cluster.Alias, net.ParseIP("127.0.0.1"))
+
+		session := checkCommand() // which allows it 10 s, twice members.RequestTimeout
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say(`127\.0\.0\.1:%d +yes`, cfg.Etcd.Port))
+		Expect(session.Out).To(gbytes.Say(`READY: no\n  - Listing etcd members through`))
 	})
 
 	It("exits 1 when the stored network config differs and network.enforce is false", func() {
