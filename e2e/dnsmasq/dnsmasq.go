@@ -22,7 +22,9 @@ type Records map[string][]string
 // Server is a running dnsmasq.
 type Server struct {
 	hostsFile string
+	args      []string
 	cmd       *exec.Cmd
+	exited    chan struct{} // closed when cmd has exited
 }
 
 // Start runs dnsmasq in namespace ns on listen:53. Names under the local domains that have no record
@@ -38,13 +40,29 @@ func Start(ns, listen, dir string, localDomains []string) (*Server, error) {
 	for _, d := range localDomains {
 		args = append(args, "--local=/"+d+"/")
 	}
-	s.cmd = exec.Command("ip", args...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := s.cmd.Start(); err != nil {
-		return nil, bosherr.WrapError(err, "Starting dnsmasq")
+	s.args = args
+	if err := s.run(); err != nil {
+		return nil, err
 	}
-	go func() { _ = s.cmd.Wait() }()
 	return s, nil
+}
+
+// Resume starts dnsmasq again after Stop, with the records it had: a DNS server coming back from an outage.
+func (s *Server) Resume() error { return s.run() }
+
+func (s *Server) run() error {
+	cmd := exec.Command("ip", s.args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return bosherr.WrapError(err, "Starting dnsmasq")
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	s.cmd, s.exited = cmd, exited
+	return nil
 }
 
 // Set replaces every record and makes dnsmasq read them again.
@@ -58,13 +76,16 @@ func (s *Server) Set(records Records) error {
 	return nil
 }
 
-// Stop ends dnsmasq.
+// Stop ends dnsmasq and waits until it has gone (its port is free for Resume then).
 func (s *Server) Stop() {
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+	}
 }
 
 // write replaces the hosts file atomically, so a reload never reads half of it.

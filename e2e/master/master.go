@@ -187,3 +187,10 @@ func (m *Member) memberID(name string) (string, error) {
 	}
 	return "", nil
 }
+
+// Halt stops etcd as a crash or `monit stop` would, keeping its data directory for Resume.
+func (m *Member) Halt() { m.VM.Stop(process, 10*time.Second) }
+
+// Resume starts etcd again on the data directory it had: the member rejoins its cluster. The initial-cluster
+// flags are ignored by etcd then; cluster is passed only because Start needs one.
+func (m *Member) Resume(cluster []*Member) error { return m.Start(cluster, "existing") }
