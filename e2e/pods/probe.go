@@ -6,17 +6,25 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"golang.org/x/sys/unix"
+
+	"github.com/flannel-dns/flannel-dns/e2e/timeline"
 )
 
 const (
 	probePort = 9000
 	ping      = 1
 	pong      = 2
+
+	// BucketWidth is the time resolution of the probe's timeline (Buckets).
+	BucketWidth = 100 * time.Millisecond
+	// rttSamples bounds the round-trip times kept per bucket for its median (min and max see every echo).
+	rttSamples = 32
 )
 
 // Prober sends a UDP datagram from every pod to every other pod each interval; each pod echoes.
@@ -30,6 +38,13 @@ type Prober struct {
 	wg       sync.WaitGroup
 	sent     map[flow][]time.Time
 	acked    map[flow]map[uint32]bool
+	origin   time.Time          // bucket 0 starts here
+	rtts     map[int]*rttBucket // by bucket index, from the time the datagram was sent
+}
+
+type rttBucket struct {
+	min, max time.Duration
+	samples  []time.Duration
 }
 
 type flow struct{ from, to netip.Addr }
@@ -41,7 +56,7 @@ type prober struct {
 
 // NewProber makes a prober that sends every interval.
 func NewProber(interval time.Duration) *Prober {
-	return &Prober{interval: interval, stop: make(chan struct{}),
+	return &Prober{interval: interval, stop: make(chan struct{}), origin: time.Now(), rtts: map[int]*rttBucket{},
 		sent: map[flow][]time.Time{}, acked: map[flow]map[uint32]bool{}}
 }
 
@@ -89,6 +104,61 @@ func (p *Prober) Loss(from, to time.Time) (sent, lost int) {
 		}
 	}
 	return sent, lost
+}
+
+func (p *Prober) echoed(f flow, seq uint32, at time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.acked[f] == nil || int(seq) >= len(p.sent[f]) || p.acked[f][seq] {
+		return
+	}
+	p.acked[f][seq] = true
+	sentAt := p.sent[f][seq]
+	rtt := at.Sub(sentAt)
+	idx := int(sentAt.Sub(p.origin) / BucketWidth)
+	b := p.rtts[idx]
+	if b == nil {
+		b = &rttBucket{min: rtt, max: rtt}
+		p.rtts[idx] = b
+	}
+	b.min, b.max = min(b.min, rtt), max(b.max, rtt)
+	if len(b.samples) < rttSamples {
+		b.samples = append(b.samples, rtt)
+	}
+}
+
+// Buckets is the probe over time, one bucket per BucketWidth from the prober's creation up to to: the
+// datagrams sent in each, how many got no echo, and their round-trip times. Call it at least a second
+// after to, as Loss.
+func (p *Prober) Buckets(to time.Time) []timeline.Bucket {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := int(to.Sub(p.origin) / BucketWidth)
+	if n <= 0 {
+		return nil
+	}
+	buckets := make([]timeline.Bucket, n)
+	for i := range buckets {
+		buckets[i].Start, buckets[i].Width = p.origin.Add(time.Duration(i)*BucketWidth), BucketWidth
+		if b := p.rtts[i]; b != nil {
+			sorted := slices.Clone(b.samples)
+			slices.Sort(sorted)
+			buckets[i].RTTMin, buckets[i].RTTMedian, buckets[i].RTTMax = b.min, sorted[len(sorted)/2], b.max
+		}
+	}
+	for f, times := range p.sent {
+		for seq, t := range times {
+			idx := int(t.Sub(p.origin) / BucketWidth)
+			if idx >= n {
+				continue
+			}
+			buckets[idx].Sent++
+			if !p.acked[f][uint32(seq)] {
+				buckets[idx].Lost++
+			}
+		}
+	}
+	return buckets
 }
 
 func (p *Prober) send(pr *prober) {
@@ -155,12 +225,7 @@ func (p *Prober) receive(pr *prober) {
 			buf[0] = pong
 			_, _ = pr.conn.WriteToUDPAddrPort(buf[:5], from)
 		case pong:
-			p.mu.Lock()
-			f := flow{from: pr.pod.Address, to: from.Addr()}
-			if p.acked[f] != nil {
-				p.acked[f][binary.BigEndian.Uint32(buf[1:])] = true
-			}
-			p.mu.Unlock()
+			p.echoed(flow{from: pr.pod.Address, to: from.Addr()}, binary.BigEndian.Uint32(buf[1:]), time.Now())
 		}
 	}
 }

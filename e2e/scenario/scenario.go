@@ -26,6 +26,7 @@ type Step struct {
 	Workers    []WorkerState
 	Sent, Lost int // pod probe datagrams during the step
 	Took       time.Duration
+	Start, End time.Time // the step's window: its actions, then the settle time
 }
 
 type action struct {
@@ -70,13 +71,14 @@ func runStep(c *cluster.Cluster, a action, settle time.Duration) (Step, error) {
 	c.Logf("step: %s", a.name)
 	start := time.Now()
 	changes, err := a.run(c)
-	step := Step{Name: a.name, MasterStep: a.masterStep, Changes: changes}
+	step := Step{Name: a.name, MasterStep: a.masterStep, Changes: changes, Start: start}
 	if err != nil {
+		step.End = time.Now()
 		return step, err
 	}
 	time.Sleep(settle)
 	end := time.Now()
-	step.Took = end.Sub(start)
+	step.Took, step.End = end.Sub(start), end
 	time.Sleep(time.Second) // the last echoes of the window come back
 	step.Sent, step.Lost = c.Prober.Loss(start, end)
 	step.Workers, err = workerStates(c)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/e2e/scenario"
+	"github.com/flannel-dns/flannel-dns/e2e/timeline"
 )
 
 var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
@@ -45,5 +46,22 @@ var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
 		Expect(scenario.Violations(steps)).To(BeEmpty(), table.String())
 		Expect(scenario.KuboContrast(steps)).To(BeEmpty(), table.String())
 		Expect(steps[len(steps)-1].Workers).To(HaveLen(3))
+
+		buckets := c.Prober.Buckets(steps[len(steps)-1].End)
+		sent := 0
+		for _, b := range buckets {
+			sent += b.Sent
+			if b.RTTMax > 0 {
+				Expect(b.RTTMin).To(BeNumerically(">", 0))
+				Expect(b.RTTMin).To(BeNumerically("<=", b.RTTMedian))
+				Expect(b.RTTMedian).To(BeNumerically("<=", b.RTTMax))
+			}
+		}
+		stepsSent := 0
+		for _, s := range steps {
+			stepsSent += s.Sent
+		}
+		Expect(sent).To(BeNumerically(">=", stepsSent), "the buckets count every datagram of the steps' windows")
+		Expect(timeline.WritePNG(filepath.Join(GinkgoT().TempDir(), "timeline.png"), scenario.Timeline(steps, buckets))).To(Succeed())
 	})
 })

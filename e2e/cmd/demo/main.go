@@ -5,15 +5,18 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/e2e/scenario"
+	"github.com/flannel-dns/flannel-dns/e2e/timeline"
 )
 
 func main() {
@@ -29,6 +32,7 @@ func run() int {
 	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
 	flag.StringVar(&cfg.ReleaseJobs, "jobs", "jobs", "this release's jobs/")
 	flag.StringVar(&cfg.KuboJobs, "kubo-jobs", "e2e/fixtures/kubo/jobs", "the kubo-v0.21-style jobs")
+	reportDir := flag.String("report-dir", "demo-report", "where to write report.txt and timeline.png")
 	flag.Parse()
 	if *down {
 		if err := network.SweepLeftovers(); err != nil {
@@ -68,7 +72,7 @@ func run() int {
 		teardown()
 		return 1
 	}
-	code := narrate(c)
+	code := narrate(c, *reportDir)
 	if *keep && code == 0 {
 		signal.Stop(signals)
 		instructions(c, cfg.WorkDir)
@@ -78,7 +82,7 @@ func run() int {
 	return code
 }
 
-func narrate(c *cluster.Cluster) int {
+func narrate(c *cluster.Cluster, reportDir string) int {
 	fmt.Println(`==> A CFCR deployment on simulated BOSH VMs: 3 masters running real etcd (TLS, client certificates),
     2 workers running this release's flanneld job (flannel-launcher + real flanneld, vxlan), dnsmasq as
     bosh-dns, a pod on each worker and a UDP probe between every pair of pods.
@@ -87,26 +91,56 @@ func narrate(c *cluster.Cluster) int {
 	start := time.Now()
 	steps, err := scenario.Run(c, 3*time.Second, func(s scenario.Step) { fmt.Println("--> " + scenario.Progress(s)) })
 	fmt.Println()
-	_ = scenario.WriteTable(os.Stdout, steps)
-	fmt.Printf("\n(%s in all)\n", time.Since(start).Round(time.Second))
+	report, code := verdict(steps, err, time.Since(start))
 	if err != nil {
 		fmt.Println(c.LogTails(30))
 		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
+	}
+	if len(steps) > 0 {
+		writeReport(reportDir, report, scenario.Timeline(steps, c.Prober.Buckets(steps[len(steps)-1].End)))
+	}
+	return code
+}
+
+// verdict prints the table and the verdict, and returns them as the report's text.
+func verdict(steps []scenario.Step, runErr error, took time.Duration) (string, int) {
+	var report strings.Builder
+	out := io.MultiWriter(os.Stdout, &report)
+	_ = scenario.WriteTable(out, steps)
+	fmt.Fprintf(out, "\n(%s in all)\n", took.Round(time.Second))
+	if runErr != nil {
+		fmt.Fprintln(out, "\nFAILED:", runErr)
+		return report.String(), 1
 	}
 	violations := append(scenario.Violations(steps), scenario.KuboContrast(steps)...)
 	if len(violations) > 0 {
-		fmt.Println("\nFAILED:")
+		fmt.Fprintln(out, "\nFAILED:")
 		for _, v := range violations {
-			fmt.Println("  " + v)
+			fmt.Fprintln(out, "  "+v)
 		}
-		return 1
+		return report.String(), 1
 	}
-	fmt.Println(`
+	fmt.Fprintln(out, `
 PASSED: no worker was updated in any master step, every flanneld kept its PID and subnet, every lease
 stayed in etcd, and the pods lost no probe while the masters changed. With the kubo-style job, every
 worker would have been updated (and its pods restarted) at every master step.`)
-	return 0
+	return report.String(), 0
+}
+
+// writeReport puts the report and the timeline image into dir and says where they are.
+func writeReport(dir, report string, data timeline.Data) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "Error: creating the report directory:", err)
+		return
+	}
+	text, image := filepath.Join(dir, "report.txt"), filepath.Join(dir, "timeline.png")
+	if err := os.WriteFile(text, []byte(report), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "Error: writing the report:", err)
+	}
+	if err := timeline.WritePNG(image, data); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+	}
+	fmt.Printf("\nReport: %s\nTimeline (events, probe RTT and loss, flanneld PIDs): %s\n", text, image)
 }
 
 func instructions(c *cluster.Cluster, work string) {

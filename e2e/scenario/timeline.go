@@ -1,0 +1,34 @@
+package scenario
+
+import (
+	"github.com/flannel-dns/flannel-dns/e2e/timeline"
+)
+
+// Timeline is what the scenario's image shows: each step's start as an event, the probe's buckets over
+// the steps' windows, and per worker the flanneld PID seen at the end of each step, drawn over that step.
+func Timeline(steps []Step, probe []timeline.Bucket) timeline.Data {
+	if len(steps) == 0 {
+		return timeline.Data{}
+	}
+	d := timeline.Data{Title: "flannel-dns on a simulated CFCR cluster: master steps, pod probe, flanneld PIDs",
+		Start: steps[0].Start, End: steps[len(steps)-1].End}
+	lanes := map[string]int{}
+	for _, s := range steps {
+		d.Events = append(d.Events, timeline.Event{At: s.Start, Label: s.Name})
+		for _, w := range s.Workers {
+			i, seen := lanes[w.Name]
+			if !seen {
+				i = len(d.Workers)
+				lanes[w.Name] = i
+				d.Workers = append(d.Workers, timeline.Lane{Name: w.Name})
+			}
+			d.Workers[i].Spans = append(d.Workers[i].Spans, timeline.Span{From: s.Start, To: s.End, PID: w.FlanneldPID})
+		}
+	}
+	for _, b := range probe {
+		if b.Start.Add(b.Width).After(d.Start) && b.Start.Before(d.End) {
+			d.Probe = append(d.Probe, b)
+		}
+	}
+	return d
+}
