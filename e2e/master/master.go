@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -194,3 +195,23 @@ func (m *Member) Halt() { m.VM.Stop(process, 10*time.Second) }
 // Resume starts etcd again on the data directory it had: the member rejoins its cluster. The initial-cluster
 // flags are ignored by etcd then; cluster is passed only because Start needs one.
 func (m *Member) Resume(cluster []*Member) error { return m.Start(cluster, "existing") }
+
+// Kill sends SIGKILL to etcd, as a crash would (its kernel resets the clients' connections), and waits until
+// the process is gone. The data directory stays for Resume.
+func (m *Member) Kill() error {
+	pid := m.PID(process)
+	if pid == 0 {
+		return bosherr.Errorf("No etcd process on %s to kill", m.Name)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return bosherr.WrapErrorf(err, "Killing etcd (pid %d) on %s", pid, m.Name)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			return bosherr.Errorf("etcd (pid %d) on %s still there 10s after SIGKILL", pid, m.Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}

@@ -79,6 +79,9 @@ func exists(ns string) bool {
 	return err == nil
 }
 
+// PIDsIn lists the processes whose network namespace is ns (none if it is gone).
+func PIDsIn(ns string) []int { return pidsIn(ns) }
+
 func pidsIn(ns string) []int {
 	out, err := exec.Command("ip", "netns", "pids", ns).Output()
 	if err != nil {

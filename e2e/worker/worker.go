@@ -5,16 +5,21 @@ package worker
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flannel-dns/flannel-dns/e2e/director"
+	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/e2e/vm"
 	"github.com/flannel-dns/flannel-dns/jobrender"
 )
@@ -160,4 +165,78 @@ func (w *Worker) SubnetEnv(path string) (map[string]string, error) {
 		}
 	}
 	return env, scanner.Err()
+}
+
+// PowerOff is what a power cut and the boot after it take from the VM: every process in its namespace is
+// killed with SIGKILL (no clean-up runs), /run/flannel is emptied (tmpfs), the interfaces that flanneld or
+// the CNI plugin created are gone (every one but lo, eth0, the VM's NIC, and keep), the packet filter
+// rules are gone and IP forwarding is back at the kernel's default. Start boots it again.
+func (w *Worker) PowerOff(keep ...string) error {
+	if err := w.killAll(); err != nil {
+		return err
+	}
+	if err := emptyDir(w.Path("/run/flannel")); err != nil {
+		return err
+	}
+	if err := w.deleteLinks(append([]string{"lo", "eth0"}, keep...)); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"nft", "flush", "ruleset"}, {"sysctl", "-qw", "net.ipv4.ip_forward=0"}} {
+		if _, err := w.Run(args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Worker) killAll() error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := network.PIDsIn(w.Namespace)
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return bosherr.Errorf("Processes %v on %s did not die", pids, w.Name)
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Reading %s", dir)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return bosherr.WrapErrorf(err, "Emptying %s", dir)
+		}
+	}
+	return nil
+}
+
+func (w *Worker) deleteLinks(keep []string) error {
+	out, err := exec.Command("ip", "-n", w.Namespace, "-j", "link", "show").Output()
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Listing interfaces on %s", w.Name)
+	}
+	var links []struct {
+		Name string `json:"ifname"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil {
+		return bosherr.WrapErrorf(err, "Parsing interfaces of %s", w.Name)
+	}
+	for _, l := range links {
+		if slices.Contains(keep, l.Name) {
+			continue
+		}
+		if out, err := exec.Command("ip", "-n", w.Namespace, "link", "del", l.Name).CombinedOutput(); err != nil {
+			return bosherr.WrapErrorf(err, "Deleting %s on %s: %s", l.Name, w.Name, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
 }
