@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 
@@ -13,8 +14,9 @@ import (
 )
 
 // Gather looks at everything `run` needs before it starts flanneld, in the same order, without writing to
-// etcd. It is ready when `run` would start flanneld now and the stored network config is the desired one
-// (or network.enforce would replace it).
+// etcd. It is ready when `run` would start flanneld now, the stored network config is the desired one
+// (or network.enforce would replace it), and every alias address that answers presents a certificate that
+// verifies.
 func Gather(ctx context.Context, cfg config.Config, resolver members.Resolver, logger boshlog.Logger) Report {
 	network := cfg.Network
 	report := Report{
@@ -75,6 +77,14 @@ func (r *Report) checkServerCerts(ctx context.Context, cluster *members.Cluster,
 	if err != nil {
 		r.problem(err)
 		return false
+	}
+	// `run` leaves out an address whose certificate does not verify when another one verified; the operator
+	// still has to hear of it: it may be a member with a wrong certificate, or an impostor in the answer.
+	for _, cert := range certs {
+		var certErr *members.CertError
+		if errors.As(cert.Err, &certErr) {
+			r.problem(certErr)
+		}
 	}
 	return true
 }

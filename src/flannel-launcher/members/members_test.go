@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"time"
 
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
@@ -12,10 +13,12 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 
+	"github.com/flannel-dns/flannel-dns/e2e/impostor"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/testenv/pki"
 	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
@@ -193,6 +196,27 @@ var _ = Describe("Discovering the members through the alias", func() {
 				cluster.Members[1].ClientURL, cluster.Members[2].ClientURL}))
 		})
 	})
+	Context("when the alias also answers with an impostor whose certificate another CA signed", func() {
+		var stranger *impostor.Listener
+
+		BeforeEach(func() {
+			stranger = startImpostor(cluster.Alias, cluster.Port)
+			dns.SetAddresses(cluster.Alias, append(cluster.IPs(), stranger.Addr().Addr().AsSlice())...)
+		})
+
+		It("leaves the impostor out with a warning and keeps every member", func() {
+			found, err := discover(launcherConfig())
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(found.certs).To(HaveLen(4))
+			Expect(certError(found.certs[3].Err).Problem).To(HavePrefix("the server certificate (issued by 'CN=impostor-ca') is not signed by the CA"))
+			Expect(members.HealthyURLs(found.members)).To(HaveLen(3))
+			Expect(found.logs).To(gbytes.Say("Leaving out an address of '%s' whose certificate does not verify: TLS handshake with etcd at %s",
+				cluster.Alias, stranger.Addr()))
+			Expect(stranger.Accepted()).To(BeNumerically(">", 0))
+			Expect(stranger.Handshakes()).To(BeZero())
+		})
+	})
 })
 
 var _ = Describe("An etcd that accepts TLS 1.3 only", func() {
@@ -291,3 +315,12 @@ var _ = Describe("TLS problems", func() {
 		Expect(tlsConfig.Certificates).To(HaveLen(1))
 	})
 })
+
+// startImpostor listens on a fresh loopback address at port with a certificate for name from a CA of its own.
+func startImpostor(name string, port int) *impostor.Listener {
+	addr := netip.AddrPortFrom(netip.MustParseAddr(loopback.IPs(1)[0].String()), uint16(port))
+	listener, err := impostor.Start("", addr, []string{name}, GinkgoT().TempDir())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(listener.Close)
+	return listener
+}

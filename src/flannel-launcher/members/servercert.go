@@ -45,8 +45,11 @@ func (e *UnreachableError) Error() string {
 }
 
 // CheckServerCerts shakes hands with every address of the alias in parallel, each within the probe timeout,
-// verifying the server certificate against the alias name. It fails with the first *CertError, or an
-// *UnreachableError when no address answered. The addresses that answered are the ones Client dials.
+// verifying the server certificate against the alias name. The addresses whose handshake verified are the
+// ones Client dials. When none did, it fails with the first *CertError (a TLS setup problem), or else an
+// *UnreachableError. When some did, an address whose certificate does not verify is only left out, with a
+// warning: one stranger added to the alias' answer (a spoofed or stale record) must not keep flanneld from
+// starting, and nothing is sent to it either way, since every connection verifies the certificate.
 func (c *Cluster) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerCert, error) {
 	results := make([]ServerCert, len(ips))
 	var wg sync.WaitGroup
@@ -57,19 +60,26 @@ func (c *Cluster) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerC
 
 	c.handshakes.record(ips, results)
 	var causes []string
+	var certErrs []*CertError
 	for _, result := range results {
 		var certErr *CertError
 		if errors.As(result.Err, &certErr) {
-			return results, certErr
+			certErrs = append(certErrs, certErr)
 		}
 		if result.Err != nil {
 			causes = append(causes, fmt.Sprintf("%s: %s", result.Address, result.Err))
 		}
 	}
-	if len(causes) == len(results) {
-		return results, &UnreachableError{Alias: c.alias, Causes: causes}
+	switch {
+	case len(causes) < len(results):
+		for _, certErr := range certErrs {
+			c.logger.Warn(logTag, "Leaving out an address of '%s' whose certificate does not verify: %s", c.alias, certErr)
+		}
+		return results, nil
+	case len(certErrs) > 0:
+		return results, certErrs[0]
 	}
-	return results, nil
+	return results, &UnreachableError{Alias: c.alias, Causes: causes}
 }
 
 func (c *Cluster) checkServerCert(ctx context.Context, ip net.IP) ServerCert {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -16,9 +17,11 @@ import (
 	"github.com/onsi/gomega/gexec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/flannel-dns/flannel-dns/e2e/impostor"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/testenv/pki"
 )
 
@@ -119,6 +122,21 @@ var _ = Describe("flannel-launcher check", func() {
 		Expect(session.Out).To(gbytes.Say(`%s:%d +no +\d{4}\S+Z +TLS handshake with etcd at \S+: the server certificate does not cover the alias 'other.test.internal'`,
 			cluster.IPs()[0], cluster.Port))
 		Expect(session.Out).To(gbytes.Say(`READY: no\n  - TLS handshake .* does not cover the alias 'other.test.internal' \(its names: etcd.test.internal, member-\d.etcd.test.internal, 127`))
+	})
+
+	It("exits 1 naming an alias address whose certificate another CA signed, and still lists every member", func() {
+		addr := netip.AddrPortFrom(netip.MustParseAddr(loopback.IPs(1)[0].String()), uint16(cluster.Port))
+		stranger, err := impostor.Start("", addr, []string{cluster.Alias}, GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(stranger.Close)
+		dnsServer.SetAddresses(cluster.Alias, append(cluster.IPs(), addr.Addr().AsSlice())...)
+
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say(`%s +yes +\S+ +TLS handshake with etcd at %[1]s: the server certificate \(issued by 'CN=impostor-ca'\) is not signed`, addr))
+		Expect(session.Out).To(gbytes.Say(`%s +%s +yes +yes`, cluster.Members[0].Name, cluster.Members[0].ClientURL))
+		Expect(session.Out).To(gbytes.Say(`READY: no\n  - TLS handshake with etcd at %s: the server certificate \(issued by 'CN=impostor-ca'\)`, addr))
+		Expect(stranger.Handshakes()).To(BeZero())
 	})
 
 	It("says 'not ready' within its request timeout when the alias leads to a TLS server that is not etcd", func() {
