@@ -18,15 +18,7 @@ import (
 // keeps its connections. One tcpholder plays flanneld with 3 connections to the etcd port; another holds 500
 // connections elsewhere, which a cycle must not have to read about (docs/failover.md).
 func BenchmarkSteadyStateCycle(b *testing.B) {
-	holder, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/tcpholder")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(gexec.CleanupBuildArtifacts)
-	etcd := benchListener(b)
-	other := benchListener(b)
-	flanneld := benchHolder(b, holder, etcd, 3)
-	benchHolder(b, holder, other, 500)
+	flanneld, etcd := benchFlanneld(b)
 	tuner := keepalive.NewTuner(flanneld, etcd.Port, keepalive.DefaultSettings(), boshlog.NewLogger(boshlog.LevelNone))
 	if count, err := tuner.Cycle(); err != nil || count != 3 {
 		b.Fatalf("first cycle tuned %d sockets (want 3): %v", count, err)
@@ -37,6 +29,60 @@ func BenchmarkSteadyStateCycle(b *testing.B) {
 			b.Fatalf("steady-state cycle tuned %d sockets (want 0): %v", count, err)
 		}
 	}
+}
+
+// BenchmarkSteadyStateReaperCycle measures a Reaper cycle while nothing changes: flanneld's 3 connections to
+// the etcd port (one peer, on loopback, which answers ICMP) and 500 connections elsewhere in the namespace. A
+// cycle lists /proc/<pid>/fd, reads the echo replies and sends one echo per peer; it dumps no socket table.
+func BenchmarkSteadyStateReaperCycle(b *testing.B) {
+	flanneld, etcd := benchFlanneld(b)
+	reaper, err := keepalive.NewReaper(flanneld, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { reaper.Close() })
+
+	for b.Loop() {
+		if destroyed, err := reaper.Cycle(); err != nil || destroyed != 0 {
+			b.Fatalf("steady-state cycle destroyed %d connections (want 0): %v", destroyed, err)
+		}
+	}
+	if reaper.Dumps() != 1 {
+		b.Fatalf("%d socket table dumps (want 1, at the first cycle)", reaper.Dumps())
+	}
+}
+
+// BenchmarkSocketTableDump measures what a Reaper cycle costs when flanneld's sockets have changed: one dump
+// of the namespace's IPv4 TCP sockets, here with 500 connections besides flanneld's 3.
+func BenchmarkSocketTableDump(b *testing.B) {
+	flanneld, etcd := benchFlanneld(b)
+
+	for b.Loop() {
+		reaper, err := keepalive.NewReaper(flanneld, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = reaper.Cycle()
+		reaper.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchFlanneld starts a tcpholder playing flanneld with 3 connections to an etcd port, and another holding
+// 500 connections elsewhere, all on loopback. It returns the first's PID and its peer.
+func benchFlanneld(b *testing.B) (int, *net.TCPAddr) {
+	holder, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/tcpholder")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(gexec.CleanupBuildArtifacts)
+	etcd := benchListener(b)
+	other := benchListener(b)
+	flanneld := benchHolder(b, holder, etcd, 3)
+	benchHolder(b, holder, other, 500)
+	return flanneld, etcd
 }
 
 // benchHolder starts tcpholder with n connections to addr and returns its PID once they are up.

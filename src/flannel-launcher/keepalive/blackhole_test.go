@@ -27,18 +27,7 @@ var _ = Describe("A black-holed peer", func() {
 	var client, server string
 
 	BeforeEach(func() {
-		suffix := fmt.Sprintf("%d-%04x", GinkgoParallelProcess(), rand.IntN(0x10000))
-		client, server = "keepalive-client-"+suffix, "keepalive-server-"+suffix
-		for _, ns := range []string{client, server} {
-			run("ip", "netns", "add", ns)
-			DeferCleanup(run, "ip", "netns", "delete", ns) // takes the veth pair with it
-			run("ip", "-n", ns, "link", "set", "lo", "up")
-		}
-		run("ip", "link", "add", "veth0", "netns", client, "type", "veth", "peer", "name", "veth0", "netns", server)
-		run("ip", "-n", client, "address", "add", "198.51.100.1/24", "dev", "veth0")
-		run("ip", "-n", server, "address", "add", serverIP+"/24", "dev", "veth0")
-		run("ip", "-n", client, "link", "set", "veth0", "up")
-		run("ip", "-n", server, "link", "set", "veth0", "up")
+		client, server = linkedNamespaces("keepalive")
 	})
 
 	// mode "dial" leaves the connections idle (keepalive probes find the silence); "talk" keeps data in flight
@@ -50,8 +39,7 @@ var _ = Describe("A black-holed peer", func() {
 			logger, _ := testlog.New()
 			Expect(keepalive.NewTuner(holder.Command.Process.Pid, 2379, keepalive.DefaultSettings(), logger).Cycle()).To(Equal(1))
 
-			run("ip", "netns", "exec", server, "nft", "add table inet blackhole")
-			run("ip", "netns", "exec", server, "nft", dropInput)
+			blackHole(server)
 			cut := time.Now()
 
 			Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
@@ -67,8 +55,7 @@ var _ = Describe("A black-holed peer", func() {
 
 	It("tunes a connection that was still connecting at one pass on the next pass", func() {
 		startHolder([]string{"ip", "netns", "exec", server}, "listen", serverIP+":"+etcdPort)
-		run("ip", "netns", "exec", server, "nft", "add table inet blackhole")
-		run("ip", "netns", "exec", server, "nft", dropInput)
+		blackHole(server)
 		command := exec.Command("ip", "netns", "exec", client, tcpholder, "dial", serverIP+":"+etcdPort)
 		holder, err := gexec.Start(command, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
@@ -87,6 +74,30 @@ var _ = Describe("A black-holed peer", func() {
 		Expect(tuner.Cycle()).To(Equal(1))
 	})
 })
+
+// linkedNamespaces creates a client and a server network namespace joined by a veth pair (198.51.100.1 and
+// serverIP), removed when the spec ends.
+func linkedNamespaces(prefix string) (client, server string) {
+	suffix := fmt.Sprintf("%d-%04x", GinkgoParallelProcess(), rand.IntN(0x10000))
+	client, server = prefix+"-client-"+suffix, prefix+"-server-"+suffix
+	for _, ns := range []string{client, server} {
+		run("ip", "netns", "add", ns)
+		DeferCleanup(run, "ip", "netns", "delete", ns) // takes the veth pair with it
+		run("ip", "-n", ns, "link", "set", "lo", "up")
+	}
+	run("ip", "link", "add", "veth0", "netns", client, "type", "veth", "peer", "name", "veth0", "netns", server)
+	run("ip", "-n", client, "address", "add", "198.51.100.1/24", "dev", "veth0")
+	run("ip", "-n", server, "address", "add", serverIP+"/24", "dev", "veth0")
+	run("ip", "-n", client, "link", "set", "veth0", "up")
+	run("ip", "-n", server, "link", "set", "veth0", "up")
+	return client, server
+}
+
+// blackHole drops everything the namespace receives, as a dead VM would: no reset, no ICMP answer.
+func blackHole(ns string) {
+	run("ip", "netns", "exec", ns, "nft", "add table inet blackhole")
+	run("ip", "netns", "exec", ns, "nft", dropInput)
+}
 
 // run runs a command that must succeed.
 func run(args ...string) {

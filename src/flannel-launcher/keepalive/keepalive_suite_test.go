@@ -1,6 +1,7 @@
 package keepalive_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 )
 
-var tcpholder string
+var tcpholder, reaperCommand string
 
 func TestKeepalive(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -19,11 +20,13 @@ func TestKeepalive(t *testing.T) {
 }
 
 var _ = SynchronizedBeforeSuite(func() []byte {
-	path, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/tcpholder")
+	holder, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/tcpholder")
 	Expect(err).NotTo(HaveOccurred())
-	return []byte(path)
-}, func(path []byte) {
-	tcpholder = string(path)
+	reaper, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/reaper", "-race")
+	Expect(err).NotTo(HaveOccurred())
+	return []byte(holder + "\n" + reaper)
+}, func(paths []byte) {
+	tcpholder, reaperCommand, _ = strings.Cut(string(paths), "\n")
 })
 
 var _ = SynchronizedAfterSuite(func() {}, func() {

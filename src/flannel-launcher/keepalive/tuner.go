@@ -27,25 +27,12 @@ func NewTuner(pid, remotePort int, settings Settings, logger boshlog.Logger) *Tu
 	return &Tuner{pid: pid, port: remotePort, settings: settings, procRoot: "/proc", logger: logger, done: map[uint64]bool{}}
 }
 
-// Run calls Cycle on every tick until ctx ends. A failure is logged when it differs from the one before, so a
-// lasting one (say, no ptrace access) does not fill the log.
-func (t *Tuner) Run(ctx context.Context, ticks <-chan time.Time) {
-	lastFailure := ""
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticks:
-			failure := ""
-			if _, err := t.Cycle(); err != nil {
-				failure = err.Error()
-			}
-			if failure != "" && failure != lastFailure {
-				t.logger.Warn(logTag, "Tuning keepalive on pid %d's sockets to port %d failed, retrying: %s", t.pid, t.port, failure)
-			}
-			lastFailure = failure
-		}
-	}
+// Run calls Cycle on every tick until ctx ends, logging failures (see onTicks). It returns a *RefusedError
+// when the kernel refuses the pidfd calls, which retrying cannot fix; nil when ctx ends.
+func (t *Tuner) Run(ctx context.Context, ticks <-chan time.Time) error {
+	return onTicks(ctx, ticks, func() error { _, err := t.Cycle(); return err }, func(err error) {
+		t.logger.Warn(logTag, "Tuning keepalive on pid %d's sockets to port %d failed, retrying: %s", t.pid, t.port, err)
+	})
 }
 
 // Cycle looks at each socket the process has opened since the last cycle, tunes those connected to the port,
@@ -72,12 +59,16 @@ func (t *Tuner) Cycle() (int, error) {
 		}
 		if pidfd < 0 {
 			if pidfd, err = unix.PidfdOpen(t.pid, 0); err != nil {
-				return 0, bosherr.WrapErrorf(err, "Opening a pidfd for pid %d%s", t.pid, hint(err))
+				return 0, refused(bosherr.WrapErrorf(err, "Opening a pidfd for pid %d%s", t.pid, hint(err)), err)
 			}
 		}
 		tuned, err := t.visit(pidfd, socket)
 		if errors.Is(err, errGone) || errors.Is(err, errNotYet) {
 			continue
+		}
+		var refusal *RefusedError
+		if errors.As(err, &refusal) {
+			return 0, err
 		}
 		if err != nil {
 			failure = err
@@ -106,7 +97,7 @@ func (t *Tuner) visit(pidfd int, socket socketFD) (bool, error) {
 		return false, errGone
 	}
 	if err != nil {
-		return false, bosherr.WrapErrorf(err, "Copying pid %d's fd %d%s", t.pid, socket.fd, hint(err))
+		return false, refused(bosherr.WrapErrorf(err, "Copying pid %d's fd %d%s", t.pid, socket.fd, hint(err)), err)
 	}
 	defer unix.Close(copied)
 	var stat unix.Stat_t
@@ -159,4 +150,18 @@ func hint(err error) string {
 	}
 	return " (a seccomp filter, such as bpm's for unprivileged jobs, blocks pidfd_open/pidfd_getfd; or no ptrace" +
 		" access: needs the same uid and no more capabilities than the launcher, or CAP_SYS_PTRACE)"
+}
+
+// RefusedError is a failure of the pidfd calls with EPERM: a seccomp filter or missing ptrace access, which
+// stays for the process's life. Reaper is the fallback for it.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+
+// refused marks wrapped as a RefusedError when cause is EPERM (bosherr's wrapping hides the cause from errors.Is).
+func refused(wrapped, cause error) error {
+	if errors.Is(cause, unix.EPERM) {
+		return &RefusedError{Err: wrapped}
+	}
+	return wrapped
 }

@@ -70,8 +70,8 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 			alongside.Go(func() { l.tuneKeepalive(ctx, pid) })
 			// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client,
 			// TLS) back now, after flanneld's start rather than before it. From here on the live heap is small
-			// but the keepalive tuner reads /proc/<pid>/net/tcp every tick; at the default GOGC the heap would
-			// grow to the runtime's 4 MiB minimum between collections, at 25 to 1 MiB.
+			// but the keepalive tuner lists /proc/<pid>/fd every tick; at the default GOGC the heap would grow
+			// to the runtime's 4 MiB minimum between collections, at 25 to 1 MiB.
 			debug.FreeOSMemory()
 			debug.SetGCPercent(steadyStateGCPercent)
 		}}
@@ -84,17 +84,34 @@ func (l Launcher) watchAlias(ctx context.Context, current []net.IP) {
 	watcher.Run(ctx, l.Clock.Ticks(ctx, l.Config.Timing.ResolveInterval.D()))
 }
 
-// tuneKeepalive sets keepalive on flanneld's etcd sockets, whose client sets none (docs/failover.md).
+// tuneKeepalive makes flanneld notice a dead etcd member within seconds (docs/failover.md): it sets keepalive on
+// flanneld's etcd sockets, whose client sets none, and when the kernel refuses that (bpm's seccomp profile),
+// switches to the Reaper for the rest of flanneld's life.
 func (l Launcher) tuneKeepalive(ctx context.Context, pid int) {
 	tuner := keepalive.NewTuner(pid, l.Config.Etcd.Port, keepalive.DefaultSettings(), l.Logger)
-	tuner.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
+	refusal := tuner.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
+	if refusal == nil {
+		return
+	}
+	l.Logger.Warn(logTag, "Dead etcd members: switching from keepalive tuning to ICMP echo + SOCK_DESTROY for the rest "+
+		"of flanneld's life, because the kernel refused pidfd_getfd (bpm's seccomp profile for unprivileged jobs "+
+		"lacks it): %s", refusal)
+	reaper, err := keepalive.NewReaper(pid, l.Config.Etcd.Port, l.Logger)
+	if err != nil {
+		l.Logger.Error(logTag, "Dead etcd members: the fallback cannot start, flanneld's sockets keep the kernel's "+
+			"2 h timeouts: %s", err)
+		return
+	}
+	defer reaper.Close()
+	reaper.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
 }
 
 // steadyStateGCPercent trades a few more collections of a tiny heap for about 3 MiB less resident memory.
 const steadyStateGCPercent = 25
 
-// keepaliveTick is how soon a new flanneld connection to etcd gets its keepalive settings. One tuned late still
-// fails on time: the keepalive timer counts from the last segment received.
+// keepaliveTick is how soon a new flanneld connection to etcd gets its keepalive settings (one tuned late still
+// fails on time: the keepalive timer counts from the last segment received), and, in the fallback, the interval
+// between ICMP echoes to each etcd member (keepalive.DeadAfter has the resulting times).
 const keepaliveTick = 2 * time.Second
 
 // prepare runs until flanneld can start, the startup deadline passes, or a stop signal comes.

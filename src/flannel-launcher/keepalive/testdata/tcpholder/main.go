@@ -4,10 +4,12 @@
 //	                          prints "connected LOCAL REMOTE" for each, then "ready", then
 //	                          "closed REMOTE: ERROR" when a connection fails.
 //	tcpholder talk ADDR...    as dial, and writes a byte to each connection every 500 ms.
-//	tcpholder listen ADDR...  accepts connections on each address and holds them; prints "listening" once bound.
+//	tcpholder listen ADDR...  accepts connections on each address and holds them, without keepalive; prints
+//	                          "listening" once bound.
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -73,7 +75,8 @@ func write(conn net.Conn) {
 func listen(addresses []string) error {
 	var listeners []net.Listener
 	for _, address := range addresses {
-		listener, err := net.Listen("tcp", address)
+		// no keepalive on the accepted side either, so that the only segments are those the client side makes
+		listener, err := (&net.ListenConfig{KeepAlive: -1}).Listen(context.Background(), "tcp", address)
 		if err != nil {
 			return err
 		}

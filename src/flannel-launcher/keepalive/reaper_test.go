@@ -1,0 +1,130 @@
+package keepalive_test
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
+	"github.com/flannel-dns/flannel-dns/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+)
+
+var _ = Describe("Reaper in network namespaces", func() {
+	var client, server string
+	var holder, reaper *gexec.Session
+
+	// start has the server hold the etcd port and another, and a client process connected to both, watched by
+	// a reaper running in the client's namespace as the launcher would (every 2 s).
+	start := func() {
+		startHolder([]string{"ip", "netns", "exec", server}, "listen", serverIP+":"+etcdPort, serverIP+":"+otherPort)
+		holder = startHolder([]string{"ip", "netns", "exec", client}, "dial", serverIP+":"+etcdPort, serverIP+":"+otherPort)
+		command := exec.Command("ip", "netns", "exec", client, reaperCommand, strconv.Itoa(holder.Command.Process.Pid), etcdPort)
+		var err error
+		reaper, err = gexec.Start(command, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { reaper.Terminate().Wait(10 * time.Second) })
+		Eventually(reaper).Should(gbytes.Say("started"))
+	}
+
+	BeforeEach(func() {
+		client, server = linkedNamespaces("reaper")
+	})
+
+	It("destroys the connection to the etcd port of a peer that answered ICMP and then went silent, and only that one", func() {
+		start()
+		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
+
+		blackHole(server)
+		cut := time.Now()
+
+		Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
+			gbytes.Say(`closed %s:%s: .*software caused connection abort`, serverIP, etcdPort))
+		took := time.Since(cut)
+		AddReportEntry("black-hole to socket destroyed (ICMP fallback)", took.Round(10*time.Millisecond).String())
+		fmt.Fprintf(GinkgoWriter, "black-hole to socket destroyed (ICMP fallback): %s\n", took)
+		Expect(reaper).To(gbytes.Say(`Peer %s missed 3 ICMP echoes in a row: destroying pid \d+'s 1 connection\(s\) to it on port %s`, serverIP, etcdPort))
+		Expect(reaper).To(gbytes.Say(`Destroyed pid \d+'s connection 198.51.100.1:\d+ -> %s:%s`, serverIP, etcdPort))
+		Consistently(holder, 3*time.Second).ShouldNot(gbytes.Say("closed %s:%s", serverIP, otherPort))
+	})
+
+	It("never judges dead a peer that does not answer ICMP, and says so once", func() {
+		run("ip", "netns", "exec", server, "nft", "add table inet noping")
+		run("ip", "netns", "exec", server, "nft", "add chain inet noping input { type filter hook input priority 0; }")
+		run("ip", "netns", "exec", server, "nft", "add rule inet noping input icmp type echo-request drop")
+		start()
+		Eventually(reaper, 15*time.Second).Should(gbytes.Say(`Peer %s has answered none of 3 ICMP echoes`, serverIP))
+
+		blackHole(server)
+
+		Consistently(holder, 10*time.Second).ShouldNot(gbytes.Say("closed"))
+		Expect(reaper.Out.Contents()).NotTo(ContainSubstring("Destroyed"))
+		Expect(strings.Count(string(reaper.Out.Contents()), "has answered none")).To(Equal(1))
+	})
+
+	It("leaves the connections to a peer that keeps answering, and sends it nothing but ICMP echoes", func() {
+		start()
+		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
+		countArrivals(server)
+
+		Consistently(holder, 15*time.Second).ShouldNot(gbytes.Say("closed"))
+		Expect(reaper.Out.Contents()).NotTo(ContainSubstring("missed"))
+		arrived := arrivals(server)
+		fmt.Fprintf(GinkgoWriter, "arrived at the peer in 15 s of steady state: %v\n", arrived)
+		AddReportEntry("arrived at the peer in 15 s of steady state", fmt.Sprint(arrived))
+		Expect(arrived["etcd"]).To(BeZero(), "no segment on the etcd port")
+		Expect(arrived["echo"]).To(BeNumerically("~", 15/2, 2), "one echo request every 2 s")
+		Expect(arrived["other"]).To(BeZero())
+	})
+})
+
+var _ = Describe("Reaper", func() {
+	It("dumps the socket table once, not on every tick, while the process's sockets stay the same", func() {
+		etcd := holdingListener(net.JoinHostPort(loopback.IPs(1)[0].String(), "0"))
+		other := holdingListener(net.JoinHostPort(etcd.IP.String(), "0"))
+		holder := startHolder(nil, "dial", etcd.String(), etcd.String(), other.String())
+		logger, logs := testlog.New()
+		reaper, err := keepalive.NewReaper(holder.Command.Process.Pid, etcd.Port, logger)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(reaper.Close)
+
+		for range 5 {
+			Expect(reaper.Cycle()).To(Equal(0))
+			time.Sleep(20 * time.Millisecond) // the echo's answer, from loopback
+		}
+
+		Expect(reaper.Dumps()).To(Equal(1))
+		Expect(logs).To(gbytes.Say(`Peer %s answers ICMP echo`, etcd.IP))
+	})
+})
+
+// countArrivals counts, from now on, the packets the namespace receives: TCP to the etcd port, ICMP echo
+// requests, and anything else (except ARP, which nftables' inet family does not see).
+func countArrivals(ns string) {
+	run("ip", "netns", "exec", ns, "nft", "add table inet count")
+	run("ip", "netns", "exec", ns, "nft", "add chain inet count input { type filter hook input priority -10; }")
+	run("ip", "netns", "exec", ns, "nft", "add rule inet count input tcp dport "+etcdPort+" counter accept comment \"etcd\"")
+	run("ip", "netns", "exec", ns, "nft", "add rule inet count input icmp type echo-request counter accept comment \"echo\"")
+	run("ip", "netns", "exec", ns, "nft", "add rule inet count input counter comment \"other\"")
+}
+
+// arrivals reads the counters that countArrivals set up, by comment.
+func arrivals(ns string) map[string]int {
+	out, err := exec.Command("ip", "netns", "exec", ns, "nft", "list chain inet count input").CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	counts := map[string]int{}
+	for _, match := range regexp.MustCompile(`counter packets (\d+) bytes \d+ .*comment "?(\w+)"?`).FindAllStringSubmatch(string(out), -1) {
+		counts[match[2]], _ = strconv.Atoi(match[1])
+	}
+	Expect(counts).To(HaveLen(3), string(out))
+	return counts
+}
