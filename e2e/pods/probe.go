@@ -230,32 +230,36 @@ func (p *Prober) receive(pr *prober) {
 	}
 }
 
-// listenIn opens a UDP socket inside namespace ns. A socket stays in the namespace it was made in, so
-// only the making happens on a thread moved into ns; that thread is never handed back to the runtime.
+// listenIn opens a UDP socket inside namespace ns.
 func listenIn(ns string, addr netip.AddrPort) (*net.UDPConn, error) {
-	type result struct {
-		conn *net.UDPConn
-		err  error
-	}
-	done := make(chan result, 1)
+	var conn *net.UDPConn
+	err := InNamespace(ns, func() error {
+		var err error
+		if conn, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr)); err != nil {
+			return bosherr.WrapErrorf(err, "Listening on %s in %s", addr, ns)
+		}
+		return nil
+	})
+	return conn, err
+}
+
+// InNamespace runs f on a thread moved into network namespace ns, for making sockets there: a socket
+// stays in the namespace it was made in. The thread is never handed back to the runtime.
+func InNamespace(ns string, f func() error) error {
+	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
-		f, err := os.Open("/run/netns/" + ns)
+		nsFile, err := os.Open("/run/netns/" + ns)
 		if err != nil {
-			done <- result{err: bosherr.WrapErrorf(err, "Opening namespace %s", ns)}
+			done <- bosherr.WrapErrorf(err, "Opening namespace %s", ns)
 			return
 		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- result{err: bosherr.WrapErrorf(err, "Entering namespace %s", ns)}
+		defer nsFile.Close()
+		if err := unix.Setns(int(nsFile.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- bosherr.WrapErrorf(err, "Entering namespace %s", ns)
 			return
 		}
-		conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr))
-		if err != nil {
-			err = bosherr.WrapErrorf(err, "Listening on %s in %s", addr, ns)
-		}
-		done <- result{conn: conn, err: err}
+		done <- f()
 	}()
-	r := <-done
-	return r.conn, r.err
+	return <-done
 }

@@ -1,0 +1,120 @@
+// Command bench measures this release on the simulated CFCR cluster (3 masters, 2 workers) and, where it
+// applies, a kubo-v0.21-style flanneld started directly with the three members' URLs: start-up times,
+// the resident memory of the launcher and flanneld, and the etcd requests sent during steady state, read
+// from every member's grpc_server_started_total. docs/benchmarks.md ("Simulated cluster") has figures.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/flannel-dns/flannel-dns/e2e/cluster"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var cfg cluster.Config
+	var opts options
+	flag.StringVar(&cfg.WorkDir, "work", "", "directory for the VMs' files (default: a new temporary directory)")
+	flag.StringVar(&cfg.EtcdBin, "etcd-bin", "", "directory holding etcd and etcdctl")
+	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
+	flag.StringVar(&cfg.ReleaseJobs, "jobs", "jobs", "this release's jobs/")
+	flag.StringVar(&cfg.KuboJobs, "kubo-jobs", "e2e/fixtures/kubo/jobs", "the kubo-v0.21-style jobs")
+	flag.DurationVar(&opts.steady, "steady", 10*time.Minute, "length of each steady-state window (one per variant)")
+	flag.DurationVar(&opts.settle, "settle", 30*time.Second, "wait after the last start before a steady-state window opens")
+	flag.IntVar(&opts.restarts, "restarts", 3, "restarts per worker and variant for the start-up figures")
+	flag.Parse()
+	if cfg.WorkDir == "" {
+		dir, err := os.MkdirTemp("", "flannel-dns-bench-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			return 1
+		}
+		cfg.WorkDir = dir
+	}
+	cfg.Logf = func(format string, args ...any) {
+		fmt.Printf("    %s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
+	}
+	c, err := cluster.New(cfg)
+	teardown := func() {
+		if err := c.Destroy(); err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+		}
+		_ = os.RemoveAll(cfg.WorkDir)
+	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		fmt.Println("\ninterrupted: tearing down")
+		teardown()
+		os.Exit(130)
+	}()
+	defer teardown()
+	if err == nil {
+		err = bench(c, opts)
+	}
+	if err != nil {
+		fmt.Println(c.LogTails(20))
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 1
+	}
+	return 0
+}
+
+type options struct {
+	steady, settle time.Duration
+	restarts       int
+}
+
+func bench(c *cluster.Cluster, opts options) error {
+	fmt.Printf("==> load average at the start: %s\n", loadAverage())
+	if _, err := c.Deploy(3, 2); err != nil {
+		return err
+	}
+	var launcher, static []startup
+	for _, w := range c.Workers() {
+		s, err := firstStart(w)
+		if err != nil {
+			return err
+		}
+		launcher = append(launcher, s)
+	}
+	for r := 0; r < opts.restarts; r++ {
+		for _, w := range c.Workers() {
+			s, err := startLauncher(w)
+			if err != nil {
+				return err
+			}
+			launcher = append(launcher, s)
+			if s, err = startStatic(c, w); err != nil {
+				return err
+			}
+			static = append(static, s)
+		}
+	}
+	printStartups(launcher, static)
+
+	for _, v := range []variant{launcherVariant, staticVariant} {
+		if err := steadyState(c, v, opts); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("\n==> load average at the end: %s\n", loadAverage())
+	return nil
+}
+
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return err.Error()
+	}
+	return string(data[:len(data)-1])
+}
