@@ -48,7 +48,15 @@ func Start(ns, listen, dir string, localDomains []string) (*Server, error) {
 }
 
 // Resume starts dnsmasq again after Stop, with the records it had: a DNS server coming back from an outage.
-func (s *Server) Resume() error { return s.run() }
+// A running dnsmasq is left alone.
+func (s *Server) Resume() error {
+	select {
+	case <-s.exited:
+		return s.run()
+	default:
+		return nil
+	}
+}
 
 func (s *Server) run() error {
 	cmd := exec.Command("ip", s.args...)

@@ -193,8 +193,14 @@ func (m *Member) memberID(name string) (string, error) {
 func (m *Member) Halt() { m.VM.Stop(process, 10*time.Second) }
 
 // Resume starts etcd again on the data directory it had: the member rejoins its cluster. The initial-cluster
-// flags are ignored by etcd then; cluster is passed only because Start needs one.
-func (m *Member) Resume(cluster []*Member) error { return m.Start(cluster, "existing") }
+// flags are ignored by etcd then; cluster is passed only because Start needs one. A member whose etcd was
+// not halted is left alone.
+func (m *Member) Resume(cluster []*Member) error {
+	if m.PID(process) != 0 {
+		return nil
+	}
+	return m.Start(cluster, "existing")
+}
 
 // Kill sends SIGKILL to etcd, as a crash would (its kernel resets the clients' connections), and waits until
 // the process is gone. The data directory stays for Resume.
