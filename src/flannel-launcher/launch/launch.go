@@ -94,8 +94,8 @@ func (l Launcher) tuneKeepalive(ctx context.Context, pid int) {
 		return
 	}
 	l.Logger.Warn(logTag, "Dead etcd members: switching from keepalive tuning to ICMP echo + SOCK_DESTROY for the rest "+
-		"of flanneld's life, because the kernel refused pidfd_getfd (bpm's seccomp profile for unprivileged jobs "+
-		"lacks it): %s", refusal)
+		"of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd (bpm's seccomp profile for "+
+		"unprivileged jobs lacks them): %s", refusal)
 	reaper, err := keepalive.NewReaper(pid, l.Config.Etcd.Port, l.Logger)
 	if err != nil {
 		l.Logger.Error(logTag, "Dead etcd members: the fallback cannot start, flanneld's sockets keep the kernel's "+

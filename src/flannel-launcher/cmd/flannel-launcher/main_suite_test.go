@@ -32,7 +32,7 @@ func TestFlannelLauncher(t *testing.T) {
 const testVersion = "1.2.3-test"
 
 var (
-	binaries  struct{ Launcher, Flanneld string }
+	binaries  struct{ Launcher, Flanneld, BPMSeccomp string }
 	ca        *pki.CA
 	client    pki.Pair
 	cluster   *etcdcluster.Cluster
@@ -46,13 +46,15 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 	flanneld, err := gexec.Build("github.com/flannel-dns/flannel-dns/testenv/recordingflanneld")
 	Expect(err).NotTo(HaveOccurred())
-	paths, err := json.Marshal([]string{launcher, flanneld})
+	bpmSeccomp, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher/testdata/bpmseccomp")
+	Expect(err).NotTo(HaveOccurred())
+	paths, err := json.Marshal([]string{launcher, flanneld, bpmSeccomp})
 	Expect(err).NotTo(HaveOccurred())
 	return paths
 }, func(paths []byte) {
 	var built []string
 	Expect(json.Unmarshal(paths, &built)).To(Succeed())
-	binaries.Launcher, binaries.Flanneld = built[0], built[1]
+	binaries.Launcher, binaries.Flanneld, binaries.BPMSeccomp = built[0], built[1], built[2]
 
 	var err error
 	ca, err = pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
@@ -112,7 +114,13 @@ func writeConfigJSON(data []byte) string {
 // start runs the launcher with args; the recording flanneld it starts writes to recordFile and takes its
 // steering env vars from env.
 func start(recordFile string, env []string, args ...string) *gexec.Session {
-	cmd := exec.Command(binaries.Launcher, args...)
+	return startUnder(nil, recordFile, env, args...)
+}
+
+// startUnder runs the launcher through a wrapper command (prefix), as start does.
+func startUnder(prefix []string, recordFile string, env []string, args ...string) *gexec.Session {
+	argv := append(append(append([]string(nil), prefix...), binaries.Launcher), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(append(os.Environ(), record.FileEnv+"="+recordFile), env...)
 	session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
