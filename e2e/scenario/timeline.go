@@ -5,7 +5,8 @@ import (
 )
 
 // Timeline is what the scenario's image shows: each step's start as an event, the probe's buckets over
-// the steps' windows, and per worker the flanneld PID seen at the end of each step, drawn over that step.
+// the steps' windows, and per worker the flanneld PID seen at the end of each step, drawn from the end of
+// the step before (or the start of the step in which the worker first appears).
 func Timeline(steps []Step, probe []timeline.Bucket) timeline.Data {
 	if len(steps) == 0 {
 		return timeline.Data{}
@@ -22,7 +23,11 @@ func Timeline(steps []Step, probe []timeline.Bucket) timeline.Data {
 				lanes[w.Name] = i
 				d.Workers = append(d.Workers, timeline.Lane{Name: w.Name})
 			}
-			d.Workers[i].Spans = append(d.Workers[i].Spans, timeline.Span{From: s.Start, To: s.End, PID: w.FlanneldPID})
+			from := s.Start
+			if spans := d.Workers[i].Spans; len(spans) > 0 {
+				from = spans[len(spans)-1].To
+			}
+			d.Workers[i].Spans = append(d.Workers[i].Spans, timeline.Span{From: from, To: s.End, PID: w.FlanneldPID})
 		}
 	}
 	for _, b := range probe {

@@ -22,7 +22,7 @@ var _ = Describe("the scenario's timeline", func() {
 			Workers: []scenario.WorkerState{w("worker/0", 10), w("worker/1", 12), w("worker/2", 13)}},
 	}
 
-	It("has an event per step, a lane per worker in order of appearance, and spans per step", func() {
+	It("has an event per step, a lane per worker in order of appearance, and a span per step that joins the one before", func() {
 		d := scenario.Timeline(steps, nil)
 		Expect(d.Start).To(Equal(t0))
 		Expect(d.End).To(Equal(t0.Add(60 * time.Second)))
@@ -32,10 +32,10 @@ var _ = Describe("the scenario's timeline", func() {
 		Expect(d.Workers[1].Name).To(Equal("worker/1"))
 		Expect(d.Workers[1].Spans).To(Equal([]timeline.Span{
 			{From: t0, To: t0.Add(20 * time.Second), PID: 11},
-			{From: t0.Add(22 * time.Second), To: t0.Add(40 * time.Second), PID: 12},
-			{From: t0.Add(42 * time.Second), To: t0.Add(60 * time.Second), PID: 12},
+			{From: t0.Add(20 * time.Second), To: t0.Add(40 * time.Second), PID: 12},
+			{From: t0.Add(40 * time.Second), To: t0.Add(60 * time.Second), PID: 12},
 		}))
-		Expect(d.Workers[2].Spans).To(HaveLen(1))
+		Expect(d.Workers[2].Spans).To(Equal([]timeline.Span{{From: t0.Add(42 * time.Second), To: t0.Add(60 * time.Second), PID: 13}}))
 	})
 
 	It("keeps only the probe buckets that overlap the steps", func() {

@@ -127,7 +127,7 @@ type eventLines struct {
 func (e eventLines) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
 	line := draw.LineStyle{Color: eventGrey, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
-	label := textStyle(11, math.Pi/2)
+	label := textStyle(10, math.Pi/2)
 	for _, ev := range e.events {
 		x := trX(e.axis.x(ev.At))
 		if !c.ContainsX(x) {

@@ -6,7 +6,9 @@ package timeline
 import (
 	"image"
 	"image/png"
+	"math"
 	"os"
+	"strconv"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -69,7 +71,7 @@ const (
 var panels = []struct {
 	name  string
 	share float64
-}{{PanelEvents, 0.17}, {PanelRTT, 0.33}, {PanelLoss, 0.2}, {PanelPIDs, 0.3}}
+}{{PanelEvents, 0.21}, {PanelRTT, 0.32}, {PanelLoss, 0.17}, {PanelPIDs, 0.3}}
 
 // Panels is where each panel lies in the image, in pixels.
 func Panels() map[string]image.Rectangle {
@@ -118,6 +120,7 @@ func Draw(d Data) (image.Image, error) {
 	for name, p := range plots {
 		p.X.Min, p.X.Max = 0, axis.seconds
 		if name != PanelEvents {
+			p.X.Tick.Marker = secondTicks{}
 			p.Add(eventLines{events: d.Events, axis: axis})
 		}
 	}
@@ -177,3 +180,21 @@ type timeAxis struct {
 }
 
 func (a timeAxis) x(t time.Time) float64 { return t.Sub(a.start).Seconds() }
+
+// secondTicks labels the time axis about every tenth of its length, at a round number of seconds.
+type secondTicks struct{}
+
+func (secondTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := 1.0
+	for _, s := range []float64{1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600} {
+		step = s
+		if (hi-lo)/s <= 12 {
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for t := math.Ceil(lo/step) * step; t <= hi; t += step {
+		ticks = append(ticks, plot.Tick{Value: t, Label: strconv.FormatFloat(t, 'f', -1, 64)})
+	}
+	return ticks
+}
