@@ -14,8 +14,12 @@
 // Chosen over destroying the socket (SOCK_DESTROY via netlink), which needs CAP_NET_ADMIN and a separate way
 // to learn that the member is dead (an idle socket gives the kernel no evidence without probes), and over the
 // keepalive sysctls, which change the sockets of every process in the host's network namespace and have no
-// counterpart for TCP_USER_TIMEOUT. pidfd_open and pidfd_getfd are missing from bpm's seccomp profile for
-// unprivileged jobs. docs/failover.md has the figures and the details.
+// counterpart for TCP_USER_TIMEOUT.
+//
+// pidfd_open and pidfd_getfd are missing from bpm's seccomp profile for unprivileged jobs, which is how the
+// flanneld job runs. There the Tuner's first cycle fails with a RefusedError, and the launcher switches to the
+// Reaper: ICMP echo to each member flanneld is connected to (CAP_NET_RAW), and SOCK_DESTROY of flanneld's
+// connections to a member that stops answering (CAP_NET_ADMIN). docs/failover.md has the figures and the details.
 package keepalive
 
 const logTag = "keepalive"
