@@ -219,5 +219,8 @@ func (m *Member) Kill() error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Forget the dead process, so that Resume starts etcd again; its process group is gone with it, so the
+	// signals Stop sends reach no one.
+	m.VM.Stop(process, 0)
 	return nil
 }
