@@ -125,15 +125,19 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 
 		w := c.Workers()[0]
 		restarted = w.Name
+		offset := logSizes(c)[w.Name]
 		restartedAt := time.Now()
 		Expect(w.Restart()).To(Succeed()) // as the director updates an instance
 		Expect(c.AwaitFlanneld(w, restartedAt)).To(Succeed())
+		impostorAt := net.JoinHostPort(impostorAddr.String(), "2379")
+		Expect(logSince(c, w.Name, offset)).To(ContainSubstring("Leaving out an address of '%s' whose certificate does not verify: "+
+			"TLS handshake with etcd at %s", cluster.Alias, impostorAt))
 
 		out, status, err := cluster.Check(c.Workers()[1])
 		Expect(err).NotTo(HaveOccurred())
 		AddReportEntry("flannel-check with a spoofed answer", fmt.Sprintf("exit status %d\n%s", status, out))
 		Expect(status).To(Equal(1), out)
-		Expect(out).To(ContainSubstring(net.JoinHostPort(impostorAddr.String(), "2379")), "check does not name the impostor")
+		Expect(out).To(ContainSubstring("TLS handshake with etcd at "+impostorAt), "check does not name the impostor")
 		Expect(out).To(ContainSubstring("is not signed by the CA in etcd.ca_file"), out)
 
 		AddReportEntry("impostor", fmt.Sprintf("%d connections accepted, %d handshakes completed; its side of the failures: %s",
