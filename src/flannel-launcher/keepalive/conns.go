@@ -86,8 +86,8 @@ func (t *connTable) refresh(sockets []socketFD) error {
 	next := make(map[uint64]known, len(sockets))
 	for _, socket := range sockets {
 		entry, seen := t.inodes[socket.inode]
-		if dumped, ok := byInode[socket.inode]; ok {
-			entry = t.identify(dumped)
+		if found, ok := byInode[socket.inode]; ok {
+			entry = t.identify(found)
 		} else {
 			entry.settled = seen
 		}
@@ -113,13 +113,19 @@ func (t *connTable) identify(socket *netlink.Socket) known {
 // destroy closes the connection in the kernel, as `ss -K` does (SOCK_DESTROY; needs CAP_NET_ADMIN and a
 // kernel built with CONFIG_INET_DIAG_DESTROY). The process's next read or write on it fails with ECONNABORTED.
 func destroy(c conn) error {
-	err := netlink.SocketDestroy(tcpAddr(c.local), tcpAddr(c.remote))
+	err := netlink.SocketDestroy(net.TCPAddrFromAddrPort(c.local), net.TCPAddrFromAddrPort(c.remote))
 	if err != nil {
 		return bosherr.WrapErrorf(err, "Destroying the TCP connection %s -> %s (SOCK_DESTROY)", c.local, c.remote)
 	}
 	return nil
 }
 
-func tcpAddr(a netip.AddrPort) *net.TCPAddr {
-	return net.TCPAddrFromAddrPort(a)
+// forget stops counting c as one of the process's connections: once destroyed, it is not destroyed again
+// should the process not have closed its descriptor by the next tick.
+func (t *connTable) forget(c conn) {
+	for inode, entry := range t.inodes {
+		if entry.ours && entry.conn == c {
+			t.inodes[inode] = known{settled: true}
+		}
+	}
 }

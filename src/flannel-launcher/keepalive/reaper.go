@@ -81,7 +81,7 @@ func (r *Reaper) Cycle() (int, error) {
 		byPeer[c.remote.Addr()] = append(byPeer[c.remote.Addr()], c)
 	}
 	answered, err := r.echo.round(slices.Collect(maps.Keys(byPeer)))
-	if answered == nil {
+	if answered == nil { // the replies could not be read: judge no one on this tick
 		return 0, err
 	}
 	destroyed, destroyErr := r.judge(byPeer, answered)
@@ -146,6 +146,7 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn) (int, error)
 	destroyed := 0
 	var failures []error
 	for _, c := range conns {
+		r.table.forget(c)
 		if err := destroy(c); err != nil {
 			failures = append(failures, err)
 			continue
