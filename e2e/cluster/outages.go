@@ -189,25 +189,11 @@ func (c *Cluster) RemoveStranger(name string) error { return c.net.RemoveHost(na
 
 // LaunchWorker creates one more worker and starts its jobs, without waiting for flanneld: AwaitWorker waits.
 func (c *Cluster) LaunchWorker() (*worker.Worker, error) {
-	idx := 0
-	for _, i := range sortedIndexes(c.workers) {
-		idx = i + 1
-	}
-	if err := c.createWorkerVM(idx); err != nil {
-		return nil, err
-	}
-	d, err := c.replan()
+	w, err := c.PrepareWorker()
 	if err != nil {
 		return nil, err
 	}
-	if err := c.applyUpdates(d.Release); err != nil {
-		return nil, err
-	}
-	w := c.workers[idx]
 	c.Logf("launching %s", w.Name)
-	if err := w.Install(c.cfg.Packages, d.Release.Rendered[c.ids[fmt.Sprintf("worker/%d", idx)]].Jobs); err != nil {
-		return nil, err
-	}
 	return w, w.Start()
 }
 
