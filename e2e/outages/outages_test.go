@@ -58,7 +58,9 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 
 	AfterEach(func() {
 		if CurrentSpecReport().Failed() {
-			GinkgoWriter.Print(c.LogTails(40))
+			if c != nil {
+				GinkgoWriter.Print(c.LogTails(40))
+			}
 			return
 		}
 		if end.IsZero() {
