@@ -87,20 +87,25 @@ func bench(c *cluster.Cluster, opts options) error {
 		}
 		launcher = append(launcher, s)
 	}
+	startRequests := map[variant]counts{}
 	for r := 0; r < opts.restarts; r++ {
 		for _, w := range c.Workers() {
-			s, err := startLauncher(w)
+			s, err := counted(c, startRequests, launcherVariant, func() (startup, error) { return startLauncher(w) })
 			if err != nil {
 				return err
 			}
 			launcher = append(launcher, s)
-			if s, err = startStatic(c, w); err != nil {
+			if s, err = counted(c, startRequests, staticVariant, func() (startup, error) { return startStatic(c, w) }); err != nil {
 				return err
 			}
 			static = append(static, s)
 		}
 	}
 	printStartups(launcher, static)
+	for _, v := range []variant{launcherVariant, staticVariant} {
+		fmt.Printf("\netcd requests started by %d starts of %s, all members:\n", opts.restarts*len(c.Workers()), v)
+		printDelta(counts{}, startRequests[v])
+	}
 
 	for _, v := range []variant{launcherVariant, staticVariant} {
 		if err := steadyState(c, v, opts); err != nil {
@@ -109,6 +114,30 @@ func bench(c *cluster.Cluster, opts options) error {
 	}
 	fmt.Printf("\n==> load average at the end: %s\n", loadAverage())
 	return nil
+}
+
+// counted runs start and adds the etcd requests that every member started meanwhile to sum[v].
+func counted(c *cluster.Cluster, sum map[variant]counts, v variant, start func() (startup, error)) (startup, error) {
+	before, err := requests(c)
+	if err != nil {
+		return startup{}, err
+	}
+	s, err := start()
+	if err != nil {
+		return s, err
+	}
+	time.Sleep(3 * time.Second) // flanneld's requests after it wrote subnet.env (its watches) count too
+	after, err := requests(c)
+	if err != nil {
+		return s, err
+	}
+	if sum[v] == nil {
+		sum[v] = counts{}
+	}
+	for method, n := range after {
+		sum[v][method] += n - before[method]
+	}
+	return s, nil
 }
 
 func loadAverage() string {
