@@ -2,8 +2,8 @@ package keepalive
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net/netip"
-	"os"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"golang.org/x/net/bpf"
@@ -27,7 +27,8 @@ func newEchoer() (*echoer, error) {
 	if err != nil {
 		return nil, bosherr.WrapError(err, "Opening a raw ICMP socket (needs CAP_NET_RAW)")
 	}
-	e := &echoer{fd: fd, id: uint16(os.Getpid()), buf: make([]byte, 1500), answered: map[netip.Addr]bool{}}
+	// A random identifier rather than the PID: under bpm every job's first process is PID 1 in its namespace.
+	e := &echoer{fd: fd, id: uint16(rand.Uint32()), buf: make([]byte, 1500), answered: map[netip.Addr]bool{}}
 	if err := e.filter(); err != nil {
 		unix.Close(fd)
 		return nil, err
