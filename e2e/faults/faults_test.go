@@ -2,7 +2,6 @@ package faults_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/e2e/clustertest"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
@@ -25,26 +25,9 @@ const (
 var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 	var c *cluster.Cluster
 
-	BeforeAll(func() {
-		cfg, unset := cluster.ConfigFromEnv(GinkgoT().TempDir(),
-			func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) })
-		if unset != "" {
-			Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "%s must be set", unset)
-			Skip(unset + " not set (scripts/test-e2e sets them)")
-		}
-		var err error
-		c, err = cluster.New(cfg)
-		DeferCleanup(func() { Expect(c.Destroy()).To(Succeed()) })
-		Expect(err).NotTo(HaveOccurred())
-		_, err = c.Deploy(3, 2)
-		Expect(err).NotTo(HaveOccurred())
-	})
+	BeforeAll(func() { c = clustertest.Deploy(3, 2) })
 
-	AfterEach(func() {
-		if CurrentSpecReport().Failed() && c != nil {
-			GinkgoWriter.Print(c.LogTails(40))
-		}
-	})
+	AfterEach(func() { clustertest.PrintLogsOnFailure(c) })
 
 	It("routes a new worker's subnet soon after the member carrying worker-0's watch is black-holed", func() {
 		failover(c, "black-hole", c.BlackHole, func(m *master.Member) error {

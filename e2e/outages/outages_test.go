@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/e2e/clustertest"
 	"github.com/flannel-dns/flannel-dns/e2e/impostor"
 )
 
@@ -35,19 +36,7 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 		restarted string
 	)
 
-	BeforeAll(func() {
-		cfg, unset := cluster.ConfigFromEnv(GinkgoT().TempDir(), func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) })
-		if unset != "" {
-			Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "%s must be set", unset)
-			Skip(unset + " not set (scripts/test-e2e sets them)")
-		}
-		var err error
-		c, err = cluster.New(cfg)
-		DeferCleanup(func() { Expect(c.Destroy()).To(Succeed()) })
-		Expect(err).NotTo(HaveOccurred())
-		_, err = c.Deploy(3, 2)
-		Expect(err).NotTo(HaveOccurred())
-	})
+	BeforeAll(func() { c = clustertest.Deploy(3, 2) })
 
 	BeforeEach(func() {
 		var err error
@@ -58,9 +47,7 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 
 	AfterEach(func() {
 		if CurrentSpecReport().Failed() {
-			if c != nil {
-				GinkgoWriter.Print(c.LogTails(40))
-			}
+			clustertest.PrintLogsOnFailure(c)
 			return
 		}
 		if end.IsZero() {
