@@ -445,3 +445,16 @@ func (c *Cluster) podOf(w *worker.Worker) *pods.Pod {
 	}
 	return nil
 }
+
+// Confine restarts w's jobs with their bpm processes confined as bpm confines a job that is not privileged
+// (worker.Worker.ConfineWith; seccomp is a bpmseccomp binary), and waits until flanneld has written its
+// subnet file again. From then on w's launcher cannot tune keepalive and uses its fallback (docs/failover.md).
+func (c *Cluster) Confine(w *worker.Worker, seccomp string) error {
+	c.Logf("%s: restarting its jobs as vcap under bpm's seccomp filter", w.Name)
+	w.ConfineWith = seccomp
+	since := time.Now()
+	if err := w.Restart(); err != nil {
+		return err
+	}
+	return c.AwaitFlanneld(w, since)
+}

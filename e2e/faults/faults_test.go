@@ -2,11 +2,14 @@ package faults_test
 
 import (
 	"fmt"
+	"os"
+	"os/user"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/e2e/clustertest"
@@ -30,12 +33,7 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 	AfterEach(func() { clustertest.PrintLogsOnFailure(c) })
 
 	It("routes a new worker's subnet soon after the member carrying worker-0's watch is black-holed", func() {
-		failover(c, "black-hole", c.BlackHole, func(m *master.Member) error {
-			if err := c.Reconnect(m); err != nil {
-				return err
-			}
-			return m.WaitHealthy(2 * time.Minute)
-		})
+		failover(c, "black-hole", c.BlackHole, reconnect(c))
 	})
 
 	It("routes a new worker's subnet soon after the member carrying worker-0's watch is killed", func() {
@@ -77,12 +75,68 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 		delete(before, rebooted.Name)
 		expectKept(c, before)
 	})
+
+	It("routes a new worker's subnet soon after a black-hole with worker-0's launcher confined as bpm confines it", func() {
+		seccomp, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher/testdata/bpmseccomp")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(gexec.CleanupBuildArtifacts)
+		observer := c.Workers()[0]
+		log := observer.Path(cluster.LauncherLog)
+		info, err := os.Stat(log)
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(c.Confine(observer, seccomp)).To(Succeed())
+		expectConfined(observer.ChildPID(cluster.LauncherProcess))
+		Eventually(func() string { return logSince(log, info.Size()) }).WithTimeout(30*time.Second).
+			Should(ContainSubstring(switchedToFallback), "the launcher did not switch to the fallback")
+
+		carrier := failover(c, "black-hole (bpm seccomp, Reaper)", c.BlackHole, reconnect(c))
+		logged := logSince(log, info.Size())
+		Expect(logged).To(ContainSubstring("Peer %s missed", carrier.Address), "the Reaper did not act on %s", carrier.Name)
+		Expect(logged).NotTo(ContainSubstring("Tuned keepalive"), "the tuner acted although the seccomp filter refuses pidfd_getfd")
+		Expect(logged).NotTo(ContainSubstring("the fallback cannot start"))
+	})
 })
+
+// switchedToFallback begins the line launch.go logs when the kernel refuses the keepalive tuner's pidfd calls.
+const switchedToFallback = "Dead etcd members: switching from keepalive tuning to ICMP echo + SOCK_DESTROY"
+
+func reconnect(c *cluster.Cluster) func(*master.Member) error {
+	return func(m *master.Member) error {
+		if err := c.Reconnect(m); err != nil {
+			return err
+		}
+		return m.WaitHealthy(2 * time.Minute)
+	}
+}
+
+// expectConfined checks that flanneld (pid) runs as vcap, with bpm.yml's two capabilities only and a seccomp filter.
+func expectConfined(pid int) {
+	vcap, err := user.Lookup("vcap")
+	Expect(err).NotTo(HaveOccurred())
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	Expect(err).NotTo(HaveOccurred())
+	const netAdminAndRaw = "0000000000003000" // CAP_NET_ADMIN (12) and CAP_NET_RAW (13)
+	Expect(string(status)).To(And(
+		MatchRegexp(`(?m)^Uid:\t%s\t%s\t`, vcap.Uid, vcap.Uid),
+		MatchRegexp(`(?m)^CapEff:\t%s$`, netAdminAndRaw),
+		MatchRegexp(`(?m)^CapBnd:\t%s$`, netAdminAndRaw),
+		MatchRegexp(`(?m)^Seccomp:\t2$`),
+	), "flanneld (pid %d) is not confined", pid)
+}
+
+// logSince is what was appended to the log at path after its first offset bytes.
+func logSince(path string, offset int64) string {
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	return string(data[offset:])
+}
 
 // failover finds the member carrying worker-0's watch, prepares a new worker, applies fault to the member,
 // starts the worker and measures when worker-0 routes its subnet, then heals the member. Probes among the
 // workers that were there before must lose nothing, and every one of them keeps its flanneld and its subnet.
-func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) error) {
+// Returns the faulted member.
+func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) error) *master.Member {
 	before := snapshot(c)
 	observer := c.Workers()[0]
 	witness := startWitness(c, c.Workers())
@@ -101,6 +155,7 @@ func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) 
 
 	expectNoLoss(witness, start)
 	expectKept(c, before)
+	return carrier
 }
 
 type workerState struct {

@@ -28,17 +28,27 @@ import (
 type Worker struct {
 	*vm.VM
 	Index int
-	jobs  []string
+	// ConfineWith, when set, is the path of a bpmseccomp binary (src/flannel-launcher/cmd/flannel-launcher/
+	// testdata/bpmseccomp), and the bpm processes started from then on are confined as far as bpm confines a
+	// job that is not privileged: under a seccomp filter that refuses pidfd_open and pidfd_getfd, as user
+	// vcap, with only the capabilities that bpm.yml lists (ambient, inheritable and bounding set).
+	// Empty: they run as root, unconfined.
+	ConfineWith string
+	jobs        []string
 }
 
 type bpmConfig struct {
 	Processes []struct {
-		Name       string            `yaml:"name"`
-		Executable string            `yaml:"executable"`
-		Args       []string          `yaml:"args"`
-		Env        map[string]string `yaml:"env"`
+		Name         string            `yaml:"name"`
+		Executable   string            `yaml:"executable"`
+		Args         []string          `yaml:"args"`
+		Env          map[string]string `yaml:"env"`
+		Capabilities []string          `yaml:"capabilities"`
 	} `yaml:"processes"`
 }
+
+// jobUser is who bpm runs a job's processes as when the job is not privileged.
+const jobUser = "vcap"
 
 // Install links each compiled package (a directory under packagesDir) into /var/vcap/packages and
 // writes every rendered job under /var/vcap/jobs, as the agent does.
@@ -122,8 +132,38 @@ func (w *Worker) startBPM(job string) error {
 		for k, v := range p.Env {
 			env = append(env, k+"="+v)
 		}
-		if err := w.VM.Start(p.Name, env, append([]string{p.Executable}, p.Args...)...); err != nil {
+		args := append([]string{p.Executable}, p.Args...)
+		if w.ConfineWith != "" {
+			if err := w.shareJobWithVcap(job); err != nil {
+				return err
+			}
+			args = append(w.confinement(p.Capabilities), args...)
+		}
+		if err := w.VM.Start(p.Name, env, args...); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// confinement is the command prefix that starts a process as bpm starts one of a job that is not privileged:
+// bpmseccomp installs its filter as root (it runs after the VM's bind mounts), then setpriv becomes vcap
+// with caps (bpm.yml's names, such as NET_ADMIN) and nothing more; both exec, so the process keeps its PID.
+func (w *Worker) confinement(caps []string) []string {
+	set := "-all"
+	for _, c := range caps {
+		set += ",+" + strings.ToLower(c)
+	}
+	return []string{w.ConfineWith, "setpriv", "--reuid", jobUser, "--regid", jobUser, "--init-groups",
+		"--inh-caps", set, "--ambient-caps", set, "--bounding-set", set, "--"}
+}
+
+// shareJobWithVcap gives group vcap the job's rendered files (mode 0640, directories 0750), as the agent
+// does on a stemcell, so that the job's user can read its config and keys.
+func (w *Worker) shareJobWithVcap(job string) error {
+	for _, args := range [][]string{{"chgrp", jobUser, w.Path("/var/vcap/jobs")}, {"chgrp", "-R", jobUser, w.Path("/var/vcap/jobs/" + job)}} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			return bosherr.WrapErrorf(err, "Giving %s's files on %s to group %s: %s", job, w.Name, jobUser, strings.TrimSpace(string(out)))
 		}
 	}
 	return nil
