@@ -86,6 +86,7 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		Expect(c.Confine(observer, seccomp)).To(Succeed())
+		expectConfined(observer.PID(cluster.LauncherProcess))
 		expectConfined(observer.ChildPID(cluster.LauncherProcess))
 		Eventually(func() string { return logSince(log, info.Size()) }).WithTimeout(30*time.Second).
 			Should(ContainSubstring(switchedToFallback), "the launcher did not switch to the fallback")
@@ -110,7 +111,8 @@ func reconnect(c *cluster.Cluster) func(*master.Member) error {
 	}
 }
 
-// expectConfined checks that flanneld (pid) runs as vcap, with bpm.yml's two capabilities only and a seccomp filter.
+// expectConfined checks that pid (the launcher, flanneld) runs as vcap, with bpm.yml's two capabilities only and a
+// seccomp filter.
 func expectConfined(pid int) {
 	vcap, err := user.Lookup("vcap")
 	Expect(err).NotTo(HaveOccurred())
@@ -122,7 +124,7 @@ func expectConfined(pid int) {
 		MatchRegexp(`(?m)^CapEff:\t%s$`, netAdminAndRaw),
 		MatchRegexp(`(?m)^CapBnd:\t%s$`, netAdminAndRaw),
 		MatchRegexp(`(?m)^Seccomp:\t2$`),
-	), "flanneld (pid %d) is not confined", pid)
+	), "process %d is not confined", pid)
 }
 
 // logSince is what was appended to the log at path after its first offset bytes.
