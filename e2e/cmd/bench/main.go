@@ -8,11 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/e2e/cmd/simcluster"
 )
 
 func main() {
@@ -22,47 +21,23 @@ func main() {
 func run() int {
 	var cfg cluster.Config
 	var opts options
-	flag.StringVar(&cfg.WorkDir, "work", "", "directory for the VMs' files (default: a new temporary directory)")
-	flag.StringVar(&cfg.EtcdBin, "etcd-bin", "", "directory holding etcd and etcdctl")
-	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
-	flag.StringVar(&cfg.ReleaseJobs, "jobs", "jobs", "this release's jobs/")
-	flag.StringVar(&cfg.KuboJobs, "kubo-jobs", "e2e/fixtures/kubo/jobs", "the kubo-v0.21-style jobs")
+	simcluster.Flags(&cfg)
 	flag.DurationVar(&opts.steady, "steady", 10*time.Minute, "length of each steady-state window (one per variant)")
 	flag.DurationVar(&opts.settle, "settle", 30*time.Second, "wait after the last start before a steady-state window opens")
 	flag.IntVar(&opts.restarts, "restarts", 3, "restarts per worker and variant for the start-up figures")
 	flag.Parse()
-	if cfg.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "flannel-dns-bench-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "Error:", err)
-			return 1
-		}
-		cfg.WorkDir = dir
-	}
 	cfg.Logf = func(format string, args ...any) {
 		fmt.Printf("    %s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
 	}
-	c, err := cluster.New(cfg)
-	teardown := func() {
-		if err := c.Destroy(); err != nil {
-			fmt.Fprintln(os.Stderr, "Error:", err)
-		}
-		_ = os.RemoveAll(cfg.WorkDir)
-	}
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-signals
-		fmt.Println("\ninterrupted: tearing down")
-		teardown()
-		os.Exit(130)
-	}()
-	defer teardown()
+	session, err := simcluster.Start(cfg, "flannel-dns-bench-")
+	defer session.Teardown()
 	if err == nil {
-		err = bench(c, opts)
+		err = bench(session.Cluster, opts)
 	}
 	if err != nil {
-		fmt.Println(c.LogTails(20))
+		if session.Cluster != nil {
+			fmt.Println(session.Cluster.LogTails(20))
+		}
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		return 1
 	}

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/e2e/cmd/simcluster"
 	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/e2e/scenario"
 	"github.com/flannel-dns/flannel-dns/e2e/timeline"
@@ -27,11 +26,7 @@ func run() int {
 	var cfg cluster.Config
 	keep := flag.Bool("keep", false, "leave the cluster running at the end, with instructions")
 	down := flag.Bool("down", false, "remove what a --keep run left behind, then exit")
-	flag.StringVar(&cfg.WorkDir, "work", "", "directory for the VMs' files (default: a new temporary directory)")
-	flag.StringVar(&cfg.EtcdBin, "etcd-bin", "", "directory holding etcd and etcdctl")
-	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
-	flag.StringVar(&cfg.ReleaseJobs, "jobs", "jobs", "this release's jobs/")
-	flag.StringVar(&cfg.KuboJobs, "kubo-jobs", "e2e/fixtures/kubo/jobs", "the kubo-v0.21-style jobs")
+	simcluster.Flags(&cfg)
 	reportDir := flag.String("report-dir", "demo-report", "where to write report.txt and timeline.png")
 	flag.Parse()
 	if *down {
@@ -41,44 +36,21 @@ func run() int {
 		}
 		return 0
 	}
-	if cfg.WorkDir == "" {
-		dir, err := os.MkdirTemp("", "flannel-dns-demo-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "Error:", err)
-			return 1
-		}
-		cfg.WorkDir = dir
-	}
 	cfg.Logf = func(format string, args ...any) { fmt.Printf("    "+format+"\n", args...) }
 
-	c, err := cluster.New(cfg)
-	teardown := func() {
-		fmt.Println("==> tearing down: processes, namespaces, interfaces")
-		if err := c.Destroy(); err != nil {
-			fmt.Fprintln(os.Stderr, "Error:", err)
-		}
-		_ = os.RemoveAll(cfg.WorkDir)
-	}
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-signals
-		fmt.Println("\ninterrupted")
-		teardown()
-		os.Exit(130)
-	}()
+	session, err := simcluster.Start(cfg, "flannel-dns-demo-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
-		teardown()
+		session.Teardown()
 		return 1
 	}
-	code := narrate(c, *reportDir)
+	code := narrate(session.Cluster, *reportDir)
 	if *keep && code == 0 {
-		signal.Stop(signals)
-		instructions(c, cfg.WorkDir)
+		session.Keep()
+		instructions(session.Cluster, session.WorkDir)
 		return 0
 	}
-	teardown()
+	session.Teardown()
 	return code
 }
 
