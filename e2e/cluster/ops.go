@@ -221,6 +221,11 @@ func (c *Cluster) startWorker(w *worker.Worker) error {
 	if err := w.Start(); err != nil {
 		return err
 	}
+	return c.addPod(w)
+}
+
+// addPod waits for the worker's flanneld subnet, then puts a pod there and adds it to the probe.
+func (c *Cluster) addPod(w *worker.Worker) error {
 	subnet, err := c.waitForSubnet(w)
 	if err != nil {
 		return err

@@ -19,7 +19,6 @@ import (
 	"github.com/flannel-dns/flannel-dns/e2e/boshdns"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/network"
-	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
 )
 
@@ -200,16 +199,7 @@ func (c *Cluster) LaunchWorker() (*worker.Worker, error) {
 // AwaitWorker waits for the subnet of a worker that LaunchWorker started, puts a pod there, and waits
 // until every other worker routes to it.
 func (c *Cluster) AwaitWorker(w *worker.Worker) error {
-	subnet, err := c.waitForSubnet(w)
-	if err != nil {
-		return err
-	}
-	pod, err := pods.Create(w.Namespace+"-pod", w.Namespace, subnet)
-	if err != nil {
-		return err
-	}
-	c.pods = append(c.pods, pod)
-	if err := c.Prober.Add(pod); err != nil {
+	if err := c.addPod(w); err != nil {
 		return err
 	}
 	return c.waitForRoutes(w)
