@@ -65,7 +65,11 @@ const (
 // removes the marker's route), so that connection is the one whose received bytes grow, alone. The write
 // before it makes every flanneld look up the marker's TTL, on any connection, so the count starts after.
 func (c *Cluster) WatchCarrier(w *worker.Worker) (*master.Member, error) {
-	pid := w.ChildPID(LauncherProcess)
+	return c.WatchCarrierOf(w, w.ChildPID(LauncherProcess))
+}
+
+// WatchCarrierOf is WatchCarrier for the flanneld with process id pid on w (one not started by the launcher).
+func (c *Cluster) WatchCarrierOf(w *worker.Worker, pid int) (*master.Member, error) {
 	if pid == 0 {
 		return nil, bosherr.Errorf("No flanneld on %s", w.Name)
 	}
@@ -263,6 +267,23 @@ type Failover struct {
 // in etcd (read through a member the fault spares) and when observer routes it through flannel.1. It gives
 // up on each after bound, then waits until every worker routes the newcomer.
 func (c *Cluster) StartDuring(newcomer *worker.Worker, since time.Time, observer *worker.Worker, faulted *master.Member, bound time.Duration) (Failover, error) {
+	f, err := c.TimeStart(newcomer, since, observer, observer.ChildPID(LauncherProcess), faulted, bound)
+	switch {
+	case err != nil:
+		return f, err
+	case f.Leased == 0:
+		return f, bosherr.Errorf("Within %s etcd got no lease for %s", bound, newcomer.Name)
+	case f.Routed == 0:
+		return f, bosherr.Errorf("Within %s %s did not route %s's subnet", bound, observer.Name, newcomer.Name)
+	case f.Dropped == 0:
+		return f, bosherr.Errorf("Within %s flanneld on %s did not drop its connections to %s", bound, observer.Name, faulted.Name)
+	}
+	return f, c.waitForRoutes(newcomer)
+}
+
+// TimeStart is StartDuring's measurement, for the flanneld with process id pid on observer: a time that
+// did not come within bound is zero. It does not wait for the other workers' routes.
+func (c *Cluster) TimeStart(newcomer *worker.Worker, since time.Time, observer *worker.Worker, pid int, faulted *master.Member, bound time.Duration) (Failover, error) {
 	deadline := since.Add(bound)
 	reader := c.spared(faulted)
 	routes, err := firstNew(deadline, func() (map[string]bool, error) { return flannelRoutes(observer) })
@@ -273,7 +294,6 @@ func (c *Cluster) StartDuring(newcomer *worker.Worker, since time.Time, observer
 	if err != nil {
 		return Failover{}, err
 	}
-	pid := observer.ChildPID(LauncherProcess)
 	dropped := await(deadline, func() (string, bool) {
 		conns, err := etcdConns(observer, pid)
 		for _, conn := range conns {
@@ -293,15 +313,12 @@ func (c *Cluster) StartDuring(newcomer *worker.Worker, since time.Time, observer
 	}
 	key, _ := LeaseKey(subnet.String())
 	switch {
-	case lease.value != key:
+	case lease.value != "" && lease.value != key:
 		return Failover{}, bosherr.Errorf("Within %s etcd got lease '%s', but %s has %s", bound, lease.value, newcomer.Name, key)
-	case route.value != subnet.Masked().String():
+	case route.value != "" && route.value != subnet.Masked().String():
 		return Failover{}, bosherr.Errorf("Within %s %s routed '%s', but %s has %s", bound, observer.Name, route.value, newcomer.Name, subnet.Masked())
-	case drop.value == "":
-		return Failover{}, bosherr.Errorf("Within %s flanneld on %s did not drop its connections to %s", bound, observer.Name, faulted.Name)
 	}
-	f := Failover{Dropped: drop.at.Sub(since), Leased: lease.at.Sub(since), Routed: route.at.Sub(since)}
-	return f, c.waitForRoutes(newcomer)
+	return Failover{Dropped: drop.since(since), Leased: lease.since(since), Routed: route.since(since)}, nil
 }
 
 // spared is a master other than faulted.
@@ -317,6 +334,14 @@ func (c *Cluster) spared(faulted *master.Member) *master.Member {
 type sighting struct {
 	value string
 	at    time.Time
+}
+
+// since is how long after t the sighting came, zero when it did not.
+func (s sighting) since(t time.Time) time.Duration {
+	if s.value == "" {
+		return 0
+	}
+	return s.at.Sub(t)
 }
 
 // await polls check every 100 ms until it reports a value, or until deadline (then it yields the zero

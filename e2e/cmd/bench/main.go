@@ -25,6 +25,8 @@ func run() int {
 	flag.DurationVar(&opts.steady, "steady", 10*time.Minute, "length of each steady-state window (one per variant)")
 	flag.DurationVar(&opts.settle, "settle", 30*time.Second, "wait after the last start before a steady-state window opens")
 	flag.IntVar(&opts.restarts, "restarts", 3, "restarts per worker and variant for the start-up figures")
+	flag.IntVar(&opts.failovers, "failover", 0, "black-hole failovers per variant on worker-0, after the windows (each adds a worker)")
+	flag.DurationVar(&opts.failoverLimit, "failover-limit", 2*time.Minute, "how long a failover may take before it counts as no route")
 	flag.Parse()
 	cfg.Logf = func(format string, args ...any) {
 		fmt.Printf("    %s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
@@ -45,8 +47,8 @@ func run() int {
 }
 
 type options struct {
-	steady, settle time.Duration
-	restarts       int
+	steady, settle, failoverLimit time.Duration
+	restarts, failovers           int
 }
 
 func bench(c *cluster.Cluster, opts options) error {
@@ -85,6 +87,16 @@ func bench(c *cluster.Cluster, opts options) error {
 	for _, v := range []variant{launcherVariant, staticVariant} {
 		if err := steadyState(c, v, opts); err != nil {
 			return err
+		}
+	}
+	if opts.failovers > 0 {
+		fmt.Println("\n==> failover: the member carrying worker-0's watch black-holed, a new worker started")
+	}
+	for r := 0; r < opts.failovers; r++ {
+		for _, v := range []variant{launcherVariant, staticVariant} {
+			if err := failover(c, v, opts.failoverLimit); err != nil {
+				return err
+			}
 		}
 	}
 	fmt.Printf("\n==> load average at the end: %s\n", loadAverage())
