@@ -26,6 +26,9 @@ func failover(c *cluster.Cluster, v variant, limit time.Duration) error {
 	if err != nil {
 		return err
 	}
+	if err := leasesReadable(c); err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := c.BlackHole(carrier); err != nil {
 		return err
@@ -48,6 +51,20 @@ func failover(c *cluster.Cluster, v variant, limit time.Duration) error {
 		fmt.Printf("  after the reconnect: %s\n", routedAfter(observer, newcomer, reconnected, 2*time.Minute))
 	}
 	return nil
+}
+
+// leasesReadable waits out a leader election that the last reconnect may have started (TimeStart lists
+// the leases once, right after the fault, and a member answering "leader changed" then ends the run).
+func leasesReadable(c *cluster.Cluster) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := c.Leases()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		c.Logf("leases not readable yet: %v", err)
+		time.Sleep(time.Second)
+	}
 }
 
 // startVariant restarts w's flanneld as v and returns flanneld's process id.
