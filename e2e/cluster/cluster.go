@@ -1,5 +1,7 @@
-// Package cluster is the simulated CFCR deployment: master VMs running etcd, worker VMs running this
-// release, dnsmasq as bosh-dns, and the director's part (render, compare, create/update/delete, sync_dns).
+// Package cluster is the simulated CFCR deployment: the upstream manifest with flannel-dns's ops-files, its
+// jobs placed on master and worker VMs as the director places them, rendered and run there by an agent
+// under the real bpm and beside the real bosh-dns; real etcd on the masters; and the director's part
+// (render, compare, roll canary first, sync_dns).
 package cluster
 
 import (
@@ -15,15 +17,14 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
-	"github.com/flannel-dns/flannel-dns/e2e/boshdns"
+	"github.com/flannel-dns/flannel-dns/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/e2e/director"
-	"github.com/flannel-dns/flannel-dns/e2e/dnsmasq"
+	"github.com/flannel-dns/flannel-dns/e2e/manifest"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/vm"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
 )
 
 const (
@@ -32,39 +33,76 @@ const (
 	Domain      = "cfcr.internal"
 	PodNetwork  = "198.18.0.0/15"
 	SubnetFile  = "/run/flannel/subnet.env"
-	// LauncherProcess is the bpm process name of the flanneld job.
-	LauncherProcess = "flanneld"
+	// LauncherProcess is the monit and bpm process name of the flanneld job.
+	LauncherProcess = worker.Process
 )
 
 var gateway = netip.MustParsePrefix("192.0.2.1/24")
 
 // Config says where the real parts are.
 type Config struct {
-	WorkDir     string // scratch space for VM roots and dnsmasq
-	EtcdBin     string // directory holding etcd and etcdctl
-	Packages    string // directory of compiled packages of this release (one directory per package)
-	ReleaseJobs string // this release's jobs/
-	KuboJobs    string // the kubo-v0.21-style contrast's jobs (rendered only, never run)
-	Logf        func(format string, args ...any)
+	WorkDir  string // scratch space for VM disks and the vars store
+	EtcdBin  string // directory holding etcd and etcdctl
+	Packages string // this release's compiled packages (one directory per package)
+	Cache    string // FLANNEL_DNS_CACHE: bin/bosh, and the bpm and bosh-dns releases (scripts/build-thirdparty)
+	Repo     string // this checkout: jobs/, manifests/ops-files/, e2e/
+	Fixture  string // the upstream CFCR manifest the deployment starts from
+	Logf     func(format string, args ...any)
+}
+
+func (cfg Config) bosh() string           { return filepath.Join(cfg.Cache, "bin", "bosh") }
+func (cfg Config) bpmRelease() string     { return filepath.Join(cfg.Cache, "bpm-1.4.38") }
+func (cfg Config) boshDNSRelease() string { return filepath.Join(cfg.Cache, "bosh-dns-1.39.28") }
+
+// opsFiles are what an operator adopting flannel-dns applies to a v0.21-era manifest, then the simulated
+// cluster's own.
+func (cfg Config) opsFiles() []string {
+	return []string{filepath.Join(cfg.Repo, "manifests", "ops-files", "use-flannel-dns.yml"),
+		filepath.Join(cfg.Repo, "manifests", "ops-files", "flannel-dns-tls-etcd-v0-17-0.yml"),
+		filepath.Join(cfg.Repo, "e2e", "manifest", "simulated.yml")}
+}
+
+// releases are the jobs/ directories of the releases whose jobs the VMs run.
+func (cfg Config) releases() map[string]string {
+	return map[string]string{"flannel-dns": filepath.Join(cfg.Repo, "jobs"),
+		"bpm": filepath.Join(cfg.bpmRelease(), "jobs"), "bosh-dns": filepath.Join(cfg.boshDNSRelease(), "jobs")}
+}
+
+// packages maps every compiled package to its directory.
+func (cfg Config) packages() (map[string]string, error) {
+	pkgs := map[string]string{"bpm": filepath.Join(cfg.bpmRelease(), "compiled", "bpm"),
+		"bosh-dns": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns")}
+	entries, err := os.ReadDir(cfg.Packages)
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Reading compiled packages at %s", cfg.Packages)
+	}
+	for _, e := range entries {
+		pkgs[e.Name()] = filepath.Join(cfg.Packages, e.Name())
+	}
+	return pkgs, nil
 }
 
 // Cluster is the running deployment.
 type Cluster struct {
-	cfg    Config
-	net    *network.Network
-	dns    *dnsmasq.Server
-	ca     *pki.CA
-	client pki.Pair
+	cfg      Config
+	net      *network.Network
+	packages map[string]string
+	release  *director.Releases // the deployment with flannel-dns
+	kubo     *director.Releases // the same manifest without flannel-dns's ops-files (rendered only)
+	update   manifest.Update
+	etcdTLS  master.TLS
 
 	masters map[int]*master.Member
 	workers map[int]*worker.Worker
-	ids     map[string]string // instance name -> ID; a replaced instance gets a new ID
+	agents  map[string]*agent.Agent // by instance name
+	ids     map[string]string       // instance name -> ID; a replaced instance gets a new ID
 	nextIP  map[string]netip.Addr
 
-	release, kubo  director.Renderer
 	plan, kuboPlan *director.Plan
+	dnsVersion     int
 	Prober         *pods.Prober
 	pods           []*pods.Pod
+	launched       chan error // the deploy that LaunchWorker started
 }
 
 // Deployed is what one deploy did.
@@ -73,7 +111,7 @@ type Deployed struct {
 	Kubo    *director.Plan
 }
 
-// New creates the network, the DNS server and the CA; nothing is deployed yet.
+// New builds the deployment from the manifest and creates the network; nothing is deployed yet.
 func New(cfg Config) (*Cluster, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -81,43 +119,36 @@ func New(cfg Config) (*Cluster, error) {
 	if err := network.SweepLeftovers(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, masters: map[int]*master.Member{}, workers: map[int]*worker.Worker{},
-		ids: map[string]string{}, Prober: pods.NewProber(20 * time.Millisecond),
-		nextIP: map[string]netip.Addr{"master": netip.MustParseAddr("192.0.2.10"), "worker": netip.MustParseAddr("192.0.2.100")}}
-	var err error
-	if c.net, err = network.New(network.Prefix(), gateway); err != nil {
+	if err := vm.SweepLeftovers(); err != nil {
 		return nil, err
 	}
-	dnsDir := filepath.Join(cfg.WorkDir, "dns")
-	if err := os.MkdirAll(dnsDir, 0o755); err != nil {
-		return c, bosherr.WrapError(err, "Creating the DNS server's directory")
+	c := &Cluster{cfg: cfg, masters: map[int]*master.Member{}, workers: map[int]*worker.Worker{},
+		agents: map[string]*agent.Agent{}, ids: map[string]string{}, Prober: pods.NewProber(20 * time.Millisecond),
+		nextIP: map[string]netip.Addr{"master": netip.MustParseAddr("192.0.2.10"), "worker": netip.MustParseAddr("192.0.2.100")}}
+	var err error
+	if c.packages, err = cfg.packages(); err != nil {
+		return nil, err
 	}
-	if c.dns, err = dnsmasq.Start(c.net.SwitchNamespace(), gateway.Addr().String(), dnsDir, []string{"internal", "bosh"}); err != nil {
-		return c, err
+	if err := c.loadDeployments(); err != nil {
+		return nil, err
 	}
-	pkiDir := filepath.Join(cfg.WorkDir, "pki")
-	if err := os.MkdirAll(pkiDir, 0o700); err != nil {
-		return c, bosherr.WrapError(err, "Creating the certificates' directory")
-	}
-	if c.ca, err = pki.NewCA(pkiDir, "cfcr-etcd-ca"); err != nil {
-		return c, err
-	}
-	if c.client, err = c.ca.Issue(pki.Client("flanneld")); err != nil {
-		return c, err
-	}
-	return c, c.loadJobs()
+	c.net, err = network.New(network.Prefix(), gateway)
+	return c, err
 }
 
 // check names a real part that is not where the config says, before anything is created.
 func (cfg Config) check() error {
 	wanted := map[string]string{
-		"etcd binary (EtcdBin)":          filepath.Join(cfg.EtcdBin, "etcd"),
-		"etcdctl binary (EtcdBin)":       filepath.Join(cfg.EtcdBin, "etcdctl"),
-		"flanneld package (Packages)":    filepath.Join(cfg.Packages, "flannel", "bin", "flanneld"),
-		"launcher package (Packages)":    filepath.Join(cfg.Packages, "flannel-launcher", "bin", "flannel-launcher"),
-		"flanneld job (ReleaseJobs)":     filepath.Join(cfg.ReleaseJobs, "flanneld", "spec"),
-		"kubo-style job (KuboJobs)":      filepath.Join(cfg.KuboJobs, "flanneld", "spec"),
-		"cfcr-dns-aliases (ReleaseJobs)": filepath.Join(cfg.ReleaseJobs, "cfcr-dns-aliases", "spec"),
+		"etcd binary (EtcdBin)":                      filepath.Join(cfg.EtcdBin, "etcd"),
+		"etcdctl binary (EtcdBin)":                   filepath.Join(cfg.EtcdBin, "etcdctl"),
+		"flanneld package (Packages)":                filepath.Join(cfg.Packages, "flannel", "bin", "flanneld"),
+		"launcher package (Packages)":                filepath.Join(cfg.Packages, "flannel-launcher", "bin", "flannel-launcher"),
+		"bosh CLI (Cache, scripts/build-bosh-cli)":   cfg.bosh(),
+		"bpm package (Cache, build-thirdparty)":      filepath.Join(cfg.bpmRelease(), "compiled", "bpm", "bin", "bpm"),
+		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
+		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
+		"kubo-style job (Repo)":                      filepath.Join(cfg.Repo, "e2e", "fixtures", "kubo", "jobs", "flanneld", "spec"),
+		"CFCR manifest (Fixture)":                    cfg.Fixture,
 	}
 	for what, path := range wanted {
 		if _, err := os.Stat(path); err != nil {
@@ -127,61 +158,26 @@ func (cfg Config) check() error {
 	return nil
 }
 
-// loadJobs prepares the renderers with the manifest's properties: the etcd client certificate and
-// the pod network for flanneld, defaults for the rest.
-func (c *Cluster) loadJobs() error {
-	tls := map[string]interface{}{}
-	for key, file := range map[string]string{"ca": c.ca.CertFile, "certificate": c.client.CertFile, "private_key": c.client.KeyFile} {
-		pem, err := os.ReadFile(file)
-		if err != nil {
-			return bosherr.WrapErrorf(err, "Reading %s", file)
-		}
-		tls[key] = string(pem)
-	}
-	flanneld := map[string]interface{}{
-		"pod-network-cidr": PodNetwork,
-		"backend-type":     "vxlan",
-		"tls":              map[string]interface{}{"etcdctl": tls},
-	}
-	props := map[string]map[string]interface{}{"flanneld": flanneld, "cfcr-dns-aliases": {}}
-	var err error
-	if c.release, err = newJobs(c.cfg.ReleaseJobs, []string{"flanneld", "cfcr-dns-aliases"}, props, nil); err != nil {
-		return err
-	}
-	c.kubo, err = newJobs(c.cfg.KuboJobs, []string{"flanneld"}, props, c.etcdLink)
-	return err
-}
-
-// etcdLink is what the director hands a consumer of the masters' etcd link.
-func (c *Cluster) etcdLink() map[string]interface{} {
-	var instances []interface{}
-	for _, idx := range c.Masters() {
-		m := c.masters[idx]
-		instances = append(instances, map[string]interface{}{"name": "master", "index": idx,
-			"id": c.ids[fmt.Sprintf("master/%d", idx)], "address": m.Address.String()})
-	}
-	return map[string]interface{}{"etcd": map[string]interface{}{"instances": instances}}
-}
-
-// Destroy stops every process and removes every namespace; it is safe to call on a half-built cluster.
+// Destroy stops every process and removes every namespace, mount and cgroup; it is safe to call on a
+// half-built cluster.
 func (c *Cluster) Destroy() error {
 	if c == nil {
 		return nil
 	}
 	c.Prober.Stop()
-	for _, w := range c.workers {
-		w.StopAll(5 * time.Second)
-	}
-	for _, m := range c.masters {
-		m.StopAll(5 * time.Second)
-	}
 	var errs []error
 	for _, p := range c.pods {
 		if err := p.Remove(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	c.dns.Stop()
+	for name, a := range c.agents {
+		a.Halt()
+		if err := a.VM.Destroy(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(c.agents, name)
+	}
 	if c.net != nil {
 		if err := c.net.Destroy(); err != nil {
 			errs = append(errs, err)
@@ -212,6 +208,24 @@ func (c *Cluster) Workers() []*worker.Worker {
 	return ws
 }
 
+// Members lists the masters, by index.
+func (c *Cluster) Members() []*master.Member {
+	var ms []*master.Member
+	for _, i := range c.Masters() {
+		ms = append(ms, c.masters[i])
+	}
+	return ms
+}
+
+// Master is master idx.
+func (c *Cluster) Master(idx int) *master.Member { return c.masters[idx] }
+
+// AnyMaster is the lowest-index master, to run etcdctl on.
+func (c *Cluster) AnyMaster() *master.Member { return c.masters[c.Masters()[0]] }
+
+// Agent is the agent of the instance called name (group/index), nil if there is none.
+func (c *Cluster) Agent(name string) *agent.Agent { return c.agents[name] }
+
 // Leases lists the keys of flannel's subnet leases. A read may fail for a moment while the members elect
 // a leader after a membership change, so it is retried.
 func (c *Cluster) Leases() (string, error) {
@@ -224,79 +238,6 @@ func (c *Cluster) Leases() (string, error) {
 		c.Logf("reading leases failed, retrying: %s", err)
 		time.Sleep(time.Second)
 	}
-}
-
-// AnyMaster is the lowest-index master, to run etcdctl on.
-func (c *Cluster) AnyMaster() *master.Member { return c.masters[c.Masters()[0]] }
-
-func (c *Cluster) newVM(group string, index int) (*vm.VM, error) {
-	name := fmt.Sprintf("%s-%d", group, index)
-	addr := c.nextIP[group]
-	c.nextIP[group] = addr.Next()
-	host, err := c.net.AddHost(name, addr)
-	if err != nil {
-		return nil, err
-	}
-	c.ids[fmt.Sprintf("%s/%d", group, index)] = newID()
-	return vm.New(host, filepath.Join(c.cfg.WorkDir, "vms", name+"-"+addr.String()), gateway.Addr().String())
-}
-
-func (c *Cluster) removeVM(group string, index int, v *vm.VM) error {
-	v.StopAll(5 * time.Second)
-	delete(c.ids, fmt.Sprintf("%s/%d", group, index))
-	return c.net.RemoveHost(v.Host.Name)
-}
-
-// instances is the deployment as the director sees it now.
-func (c *Cluster) instances() []director.Instance {
-	var list []director.Instance
-	for i, idx := range c.Masters() {
-		list = append(list, c.instance("master", idx, c.masters[idx].Address, i == 0, []string{"cfcr-dns-aliases"}))
-	}
-	for i, w := range c.Workers() {
-		list = append(list, c.instance("worker", w.Index, w.Address, i == 0, []string{"flanneld", "cfcr-dns-aliases"}))
-	}
-	return list
-}
-
-func (c *Cluster) instance(group string, index int, addr netip.Addr, bootstrap bool, jobs []string) director.Instance {
-	return director.Instance{Group: group, Index: index, ID: c.ids[fmt.Sprintf("%s/%d", group, index)],
-		Address: addr.String(), Bootstrap: bootstrap, Jobs: jobs}
-}
-
-// kuboInstances is the same deployment with kubo-style workers (only the fixture flanneld job).
-func (c *Cluster) kuboInstances() []director.Instance {
-	var list []director.Instance
-	for _, inst := range c.instances() {
-		if inst.Group == "worker" {
-			inst.Jobs = []string{"flanneld"}
-		} else {
-			inst.Jobs = nil
-		}
-		list = append(list, inst)
-	}
-	return list
-}
-
-// plan renders everything again, as a deploy does, then pushes the DNS records (sync_dns).
-func (c *Cluster) replan() (Deployed, error) {
-	plan, err := director.Deploy(c.release, c.instances(), c.plan)
-	if err != nil {
-		return Deployed{}, err
-	}
-	kubo, err := director.Deploy(c.kubo, c.kuboInstances(), c.kuboPlan)
-	if err != nil {
-		return Deployed{}, err
-	}
-	c.plan, c.kuboPlan = plan, kubo
-	recs, err := boshdns.Records(plan, NetworkName, Deployment)
-	if err != nil {
-		return Deployed{}, err
-	}
-	if err := c.dns.Set(recs); err != nil {
-		return Deployed{}, err
-	}
-	return Deployed{Release: plan, Kubo: kubo}, nil
 }
 
 func newID() string {
@@ -332,3 +273,5 @@ func parallel(n int, f func(i int) error) error {
 	}
 	return nil
 }
+
+func instanceName(group string, index int) string { return fmt.Sprintf("%s/%d", group, index) }

@@ -24,15 +24,6 @@ import (
 // leasePrefix is where flannel keeps its subnet leases (the job's default etcd.prefix).
 const leasePrefix = "/coreos.com/network/subnets/"
 
-// Members lists the masters, by index.
-func (c *Cluster) Members() []*master.Member {
-	var ms []*master.Member
-	for _, i := range c.Masters() {
-		ms = append(ms, c.masters[i])
-	}
-	return ms
-}
-
 // LeaseKey is the etcd key of the lease that FLANNEL_SUBNET (198.18.7.1/24) comes from.
 func LeaseKey(flannelSubnet string) (string, error) {
 	subnet, err := netip.ParsePrefix(flannelSubnet)
@@ -65,7 +56,7 @@ const (
 // removes the marker's route), so that connection is the one whose received bytes grow, alone. The write
 // before it makes every flanneld look up the marker's TTL, on any connection, so the count starts after.
 func (c *Cluster) WatchCarrier(w *worker.Worker) (*master.Member, error) {
-	return c.WatchCarrierOf(w, w.ChildPID(LauncherProcess))
+	return c.WatchCarrierOf(w, w.FlanneldPID())
 }
 
 // WatchCarrierOf is WatchCarrier for the flanneld with process id pid on w (one not started by the launcher).
@@ -234,25 +225,26 @@ func (c *Cluster) RestartMember(m *master.Member) error {
 	return m.WaitHealthy(startTimeout)
 }
 
-// PrepareWorker does the director's part of adding a worker (VM, DNS records, jobs rendered and installed)
+// PrepareWorker does the director's part of adding a worker (VM, DNS records, jobs rendered and laid out)
 // without starting anything on it, so that a fault can come between it and StartDuring.
 func (c *Cluster) PrepareWorker() (*worker.Worker, error) {
-	idx := 0
-	for _, i := range sortedIndexes(c.workers) {
-		idx = i + 1
-	}
-	if err := c.createWorkerVM(idx); err != nil {
-		return nil, err
-	}
-	d, err := c.replan()
+	w, err := c.createWorker(c.freeWorkerIndex())
 	if err != nil {
 		return nil, err
 	}
-	if err := c.applyUpdates(d.Release); err != nil {
+	if _, err := c.replan(); err != nil {
 		return nil, err
 	}
-	w := c.workers[idx]
-	return w, w.Install(c.cfg.Packages, d.Release.Rendered[c.ids[fmt.Sprintf("worker/%d", idx)]].Jobs)
+	rendered, _ := c.plan.Of(instanceName("worker", w.Index))
+	return w, w.Agent.Apply(rendered.Jobs)
+}
+
+// startWorker rolls the last plan (which creates w) and puts a pod on w.
+func (c *Cluster) startWorker(w *worker.Worker) error {
+	if err := c.roll(c.plan); err != nil {
+		return err
+	}
+	return c.addPod(w)
 }
 
 // Failover is what starting a worker during a fault took, each from the fault.
@@ -267,7 +259,7 @@ type Failover struct {
 // in etcd (read through a member the fault spares) and when observer routes it through flannel.1. It gives
 // up on each after bound, then waits until every worker routes the newcomer.
 func (c *Cluster) StartDuring(newcomer *worker.Worker, since time.Time, observer *worker.Worker, faulted *master.Member, bound time.Duration) (Failover, error) {
-	f, err := c.TimeStart(newcomer, since, observer, observer.ChildPID(LauncherProcess), faulted, bound)
+	f, err := c.TimeStart(newcomer, since, observer, observer.FlanneldPID(), faulted, bound)
 	switch {
 	case err != nil:
 		return f, err
@@ -416,16 +408,16 @@ func Routes(w *worker.Worker, flannelSubnet string) bool {
 	return err == nil && routes[subnet.Masked().String()]
 }
 
-// RebootWorker power-cycles w: every process killed, its volatile state gone (worker.PowerOff), then the
-// boot: each job's pre-start and its bpm process, as the agent and monit run them. The worker's pod stays
-// (its veth too), standing for the pods that kubelet would start again. Returns when subnet.env is back.
+// RebootWorker power-cycles w: every process killed, its volatile state gone (vm.PowerOff), then the boot,
+// where monit runs each job's start program and nothing else (no pre-start). The worker's pod stays (its
+// veth too), standing for the pods that kubelet would start again. Returns when subnet.env is back.
 func (c *Cluster) RebootWorker(w *worker.Worker) error {
 	c.Logf("%s: power off", w.Name)
 	if err := w.PowerOff("pod0"); err != nil {
 		return err
 	}
-	c.Logf("%s: boot", w.Name)
-	if err := w.Start(); err != nil {
+	c.Logf("%s: boot (monit starts the jobs)", w.Name)
+	if err := w.Agent.Start(c.update.UpdateWatch); err != nil {
 		return err
 	}
 	_, err := c.waitForSubnet(w)
@@ -469,17 +461,4 @@ func (c *Cluster) podOf(w *worker.Worker) *pods.Pod {
 		}
 	}
 	return nil
-}
-
-// Confine restarts w's jobs with their bpm processes confined as bpm confines a job that is not privileged
-// (worker.Worker.ConfineWith; seccomp is a bpmseccomp binary), and waits until flanneld has written its
-// subnet file again. From then on w's launcher cannot tune keepalive and uses its fallback (docs/failover.md).
-func (c *Cluster) Confine(w *worker.Worker, seccomp string) error {
-	c.Logf("%s: restarting its jobs as vcap under bpm's seccomp filter", w.Name)
-	w.ConfineWith = seccomp
-	since := time.Now()
-	if err := w.Restart(); err != nil {
-		return err
-	}
-	return c.AwaitFlanneld(w, since)
 }

@@ -5,13 +5,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
-	"github.com/flannel-dns/flannel-dns/e2e/director"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
@@ -26,6 +26,14 @@ type Changes struct {
 	KuboUpdated      []string // the kubo-style contrast
 }
 
+// merge adds what another deploy of the same step did.
+func (ch *Changes) merge(other Changes) {
+	ch.Created = union(ch.Created, other.Created)
+	ch.Deleted = union(ch.Deleted, other.Deleted)
+	ch.Updated = union(ch.Updated, other.Updated)
+	ch.KuboUpdated = union(ch.KuboUpdated, other.KuboUpdated)
+}
+
 func (ch *Changes) add(d Deployed) {
 	ch.Created = union(ch.Created, d.Release.Created)
 	ch.Deleted = union(ch.Deleted, d.Release.Deleted)
@@ -35,38 +43,35 @@ func (ch *Changes) add(d Deployed) {
 
 // Deploy is the first deploy: masters masters and workers workers.
 func (c *Cluster) Deploy(masters, workers int) (Changes, error) {
-	var ch Changes
-	var members []*master.Member
 	for i := 0; i < masters; i++ {
-		m, err := c.createMaster(i)
-		if err != nil {
-			return ch, err
+		if _, err := c.createMaster(i); err != nil {
+			return Changes{}, err
 		}
-		members = append(members, m)
 	}
 	for i := 0; i < workers; i++ {
-		if err := c.createWorkerVM(i); err != nil {
-			return ch, err
+		if _, err := c.createWorker(i); err != nil {
+			return Changes{}, err
 		}
 	}
+	return c.deploy()
+}
+
+// deploy plans against the instances as they are now, rolls what changed and puts a pod on every new worker.
+func (c *Cluster) deploy() (Changes, error) {
+	var ch Changes
 	d, err := c.replan()
 	if err != nil {
 		return ch, err
 	}
 	ch.add(d)
-	c.Logf("starting etcd on %d masters", masters)
-	err = parallel(len(members), func(i int) error {
-		if err := members[i].Start(members, "new"); err != nil {
-			return err
-		}
-		return members[i].WaitHealthy(startTimeout)
-	})
-	if err != nil {
+	if err := c.roll(d.Release); err != nil {
 		return ch, err
 	}
-	for i := 0; i < workers; i++ {
-		if err := c.startWorker(c.workers[i]); err != nil {
-			return ch, err
+	for _, w := range c.Workers() {
+		if slices.Contains(d.Release.Created, instanceName("worker", w.Index)) {
+			if err := c.addPod(w); err != nil {
+				return ch, err
+			}
 		}
 	}
 	return ch, nil
@@ -101,72 +106,28 @@ func (c *Cluster) ReplaceMaster(idx int) (Changes, error) {
 
 // AddWorker creates one more worker and waits until every other worker routes to its subnet.
 func (c *Cluster) AddWorker() (Changes, error) {
-	var ch Changes
-	idx := 0
-	for _, i := range sortedIndexes(c.workers) {
-		idx = i + 1
+	w, err := c.createWorker(c.freeWorkerIndex())
+	if err != nil {
+		return Changes{}, err
 	}
-	if err := c.createWorkerVM(idx); err != nil {
-		return ch, err
-	}
-	d, err := c.replan()
+	ch, err := c.deploy()
 	if err != nil {
 		return ch, err
 	}
-	ch.add(d)
-	if err := c.applyUpdates(d.Release); err != nil {
-		return ch, err
-	}
-	if err := c.startWorker(c.workers[idx]); err != nil {
-		return ch, err
-	}
-	return ch, c.waitForRoutes(c.workers[idx])
-}
-
-func (c *Cluster) createMaster(idx int) (*master.Member, error) {
-	v, err := c.newVM("master", idx)
-	if err != nil {
-		return nil, err
-	}
-	m := &master.Member{VM: v, Index: idx, Domain: Domain}
-	c.masters[idx] = m
-	return m, m.Install(c.ca, c.client, c.cfg.EtcdBin)
+	return ch, c.waitForRoutes(w)
 }
 
 func (c *Cluster) addMaster(idx int, ch *Changes) error {
 	c.Logf("creating master/%d", idx)
-	m, err := c.createMaster(idx)
-	if err != nil {
+	if _, err := c.createMaster(idx); err != nil {
 		return err
 	}
-	d, err := c.replan()
-	if err != nil {
-		return err
-	}
-	ch.add(d)
-	if err := c.applyUpdates(d.Release); err != nil {
-		return err
-	}
-	var cluster []*master.Member
-	for _, i := range c.Masters() {
-		cluster = append(cluster, c.masters[i])
-	}
-	var existing *master.Member
-	for _, peer := range cluster {
-		if peer != m {
-			existing = peer
-			break
-		}
-	}
-	if err := existing.Add(m); err != nil {
-		return err
-	}
-	if err := m.Start(cluster, "existing"); err != nil {
-		return err
-	}
-	return m.WaitHealthy(startTimeout)
+	step, err := c.deploy()
+	ch.merge(step)
+	return err
 }
 
+// deleteMaster drains master idx (cfcr-etcd's drain: member remove), deletes its VM and deploys the rest.
 func (c *Cluster) deleteMaster(idx int, ch *Changes) error {
 	c.Logf("deleting master/%d (drain: member remove)", idx)
 	m := c.masters[idx]
@@ -184,15 +145,12 @@ func (c *Cluster) deleteMaster(idx int, ch *Changes) error {
 		return err
 	}
 	delete(c.masters, idx)
-	if err := c.removeVM("master", idx, m.VM); err != nil {
+	if err := c.deleteVM("master", idx); err != nil {
 		return err
 	}
-	d, err := c.replan()
-	if err != nil {
-		return err
-	}
-	ch.add(d)
-	return c.applyUpdates(d.Release)
+	step, err := c.deploy()
+	ch.merge(step)
+	return err
 }
 
 func (c *Cluster) freeMasterIndex() int {
@@ -203,25 +161,12 @@ func (c *Cluster) freeMasterIndex() int {
 	}
 }
 
-func (c *Cluster) createWorkerVM(idx int) error {
-	v, err := c.newVM("worker", idx)
-	if err != nil {
-		return err
+func (c *Cluster) freeWorkerIndex() int {
+	idx := 0
+	for _, i := range sortedIndexes(c.workers) {
+		idx = i + 1
 	}
-	c.workers[idx] = &worker.Worker{VM: v, Index: idx}
-	return nil
-}
-
-// startWorker installs the worker's rendered jobs, starts them, waits for flanneld's subnet and puts a pod there.
-func (c *Cluster) startWorker(w *worker.Worker) error {
-	c.Logf("starting %s", w.Name)
-	if err := w.Install(c.cfg.Packages, c.plan.Rendered[c.ids[fmt.Sprintf("worker/%d", w.Index)]].Jobs); err != nil {
-		return err
-	}
-	if err := w.Start(); err != nil {
-		return err
-	}
-	return c.addPod(w)
+	return idx
 }
 
 // addPod waits for the worker's flanneld subnet, then puts a pod there and adds it to the probe.
@@ -236,24 +181,6 @@ func (c *Cluster) addPod(w *worker.Worker) error {
 	}
 	c.pods = append(c.pods, pod)
 	return c.Prober.Add(pod)
-}
-
-// applyUpdates restarts the processes of every worker whose configuration changed, as an update does.
-func (c *Cluster) applyUpdates(plan *director.Plan) error {
-	for _, w := range c.Workers() {
-		inst := fmt.Sprintf("worker/%d", w.Index)
-		if !plan.IsUpdated(inst) {
-			continue
-		}
-		c.Logf("updating %s: its configuration changed", inst)
-		if err := w.Install(c.cfg.Packages, plan.Rendered[c.ids[inst]].Jobs); err != nil {
-			return err
-		}
-		if err := w.Restart(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (c *Cluster) waitForSubnet(w *worker.Worker) (netip.Prefix, error) {
@@ -313,16 +240,24 @@ func union(a, b []string) []string {
 	return out
 }
 
-// LogTails is the end of every job log on every VM (etcd on masters, flanneld on workers), for failures.
+// LogTails is the end of every non-empty log on every VM (the jobs', bpm's, the lifecycle scripts', etcd's),
+// for failures.
 func (c *Cluster) LogTails(n int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- dnsmasq log:\n%s\n", LogTail(filepath.Join(c.cfg.WorkDir, "dns", "dnsmasq.log"), n))
-	for _, idx := range c.Masters() {
-		m := c.masters[idx]
-		fmt.Fprintf(&b, "--- %s etcd log:\n%s\n", m.Name, LogTail(m.Path("/var/vcap/sys/log/etcd/etcd.log"), n))
+	names := make([]string, 0, len(c.agents))
+	for name := range c.agents {
+		names = append(names, name)
 	}
-	for _, w := range c.Workers() {
-		fmt.Fprintf(&b, "--- %s flanneld log:\n%s\n", w.Name, LogTail(w.Path("/var/vcap/sys/log/flanneld/flanneld.log"), n))
+	sort.Strings(names)
+	for _, name := range names {
+		v := c.agents[name].VM
+		logs, _ := filepath.Glob(v.Path("/var/vcap/sys/log/*/*.log"))
+		for _, log := range logs {
+			if info, err := os.Stat(log); err == nil && info.Size() > 0 {
+				rel, _ := filepath.Rel(v.Path("/var/vcap/sys/log"), log)
+				fmt.Fprintf(&b, "--- %s %s:\n%s\n", name, rel, LogTail(log, n))
+			}
+		}
 	}
 	return b.String()
 }

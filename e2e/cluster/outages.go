@@ -3,6 +3,7 @@ package cluster
 // What the outage suite (e2e/outages) does to a running cluster, and what it reads back from the workers.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -16,7 +17,8 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
-	"github.com/flannel-dns/flannel-dns/e2e/boshdns"
+	"github.com/flannel-dns/flannel-dns/e2e/agent"
+	"github.com/flannel-dns/flannel-dns/e2e/director"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
@@ -25,8 +27,8 @@ import (
 const (
 	// Alias is the bosh-dns name of every etcd member that the launcher resolves (the job's etcd.alias).
 	Alias = "etcd." + Domain
-	// LauncherLog is where the launcher and its flanneld child write, on a worker.
-	LauncherLog = "/var/vcap/sys/log/flanneld/flanneld.log"
+	// LauncherLog is where the launcher and its flanneld child write, on a worker (bpm's log of the process).
+	LauncherLog = "/var/vcap/sys/log/flanneld/flanneld.stderr.log"
 	// LauncherConfig is the launcher's rendered config, on a worker.
 	LauncherConfig = "/var/vcap/jobs/flanneld/config/flannel-launcher.json"
 	checkScript    = "/var/vcap/jobs/flanneld/bin/flannel-check"
@@ -35,11 +37,17 @@ const (
 )
 
 // ConfigFromEnv is the configuration of an e2e suite (a directory under e2e/): the etcd binaries and the
-// compiled packages from E2E_ETCD_BIN and E2E_PACKAGES, as scripts/test-e2e sets them, and the jobs of this
-// checkout. unset names the variables that are empty ("" when none is).
+// compiled packages from E2E_ETCD_BIN and E2E_PACKAGES, as scripts/test-e2e sets them, the cache of
+// FLANNEL_DNS_CACHE, this checkout and the upstream v0.21 manifest beside it. unset names the variables that
+// are empty ("" when none is).
 func ConfigFromEnv(workDir string, logf func(format string, args ...any)) (cfg Config, unset string) {
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	cache := os.Getenv("FLANNEL_DNS_CACHE")
+	if cache == "" {
+		cache = "/var/cache/flannel-dns"
+	}
 	cfg = Config{WorkDir: workDir, EtcdBin: os.Getenv("E2E_ETCD_BIN"), Packages: os.Getenv("E2E_PACKAGES"),
-		ReleaseJobs: filepath.Join("..", "..", "jobs"), KuboJobs: filepath.Join("..", "fixtures", "kubo", "jobs"), Logf: logf}
+		Cache: cache, Repo: repo, Fixture: filepath.Join(repo, "..", "shared", "fixtures", "cfcr-v0.21.0.yml"), Logf: logf}
 	var missing []string
 	for name, value := range map[string]string{"E2E_ETCD_BIN": cfg.EtcdBin, "E2E_PACKAGES": cfg.Packages} {
 		if value == "" {
@@ -69,7 +77,7 @@ func (c *Cluster) WorkerStates() (map[string]WorkerState, error) {
 		if err != nil {
 			return nil, err
 		}
-		state := WorkerState{LauncherPID: w.PID(LauncherProcess), FlanneldPID: w.ChildPID(LauncherProcess),
+		state := WorkerState{LauncherPID: w.LauncherPID(), FlanneldPID: w.FlanneldPID(),
 			Subnet: env["FLANNEL_SUBNET"]}
 		if subnet, err := netip.ParsePrefix(state.Subnet); err == nil {
 			key := strings.Replace(subnet.Masked().String(), "/", "-", 1)
@@ -79,9 +87,6 @@ func (c *Cluster) WorkerStates() (map[string]WorkerState, error) {
 	}
 	return states, nil
 }
-
-// Master is master idx.
-func (c *Cluster) Master(idx int) *master.Member { return c.masters[idx] }
 
 // HaltEtcd stops etcd on the masters at indexes, keeping their data.
 func (c *Cluster) HaltEtcd(indexes ...int) {
@@ -140,41 +145,102 @@ func (c *Cluster) RestoreEtcd() error {
 	return nil
 }
 
-// StopDNS stops the DNS server (bosh-dns here) outright.
-func (c *Cluster) StopDNS() {
-	c.Logf("stopping the DNS server")
-	c.dns.Stop()
+// dnsProcess is bosh-dns's monit process: the DNS server each VM resolves through.
+const dnsProcess = "bosh-dns"
+
+// StopDNS stops bosh-dns on every VM (monit stop), so that no name resolves anywhere.
+func (c *Cluster) StopDNS() error {
+	c.Logf("stopping bosh-dns on every VM")
+	return c.eachAgent(func(a *agent.Agent) error { return a.StopProcess(dnsProcess) })
 }
 
-// ResumeDNS starts the DNS server again with the records it had.
+// ResumeDNS starts bosh-dns again on every VM (monit start).
 func (c *Cluster) ResumeDNS() error {
-	c.Logf("starting the DNS server again")
-	return c.dns.Resume()
+	c.Logf("starting bosh-dns again on every VM")
+	return c.eachAgent(func(a *agent.Agent) error { return a.StartProcess(dnsProcess) })
 }
 
-// SpoofDNS adds addr to the answers for names, on top of the records of the deployment as it is.
+// spoofJob is where SpoofDNS puts its aliases: a job directory whose name sorts before every real job's, so
+// that bosh-dns, which keeps the first definition of an alias it reads, takes its version.
+const spoofJob = "/var/vcap/jobs/0-spoof"
+
+// SpoofDNS makes bosh-dns on every worker answer addr for names besides what they resolve to: an aliases.json
+// that lists addr and the alias's real targets (as a misconfigured or malicious job could ship), then a
+// restart of bosh-dns, which reads aliases when it starts.
 func (c *Cluster) SpoofDNS(addr netip.Addr, names ...string) error {
-	recs, err := boshdns.Records(c.plan, NetworkName, Deployment)
+	aliases, err := c.aliasTargets()
 	if err != nil {
 		return err
 	}
+	spoofed := map[string][]string{}
 	for _, name := range names {
-		if _, ok := recs[name]; !ok {
-			return bosherr.Errorf("No record '%s' to add a spoofed address to", name)
+		if _, ok := aliases[name]; !ok {
+			return bosherr.Errorf("No alias '%s' to add a spoofed address to", name)
 		}
-		recs[name] = append(recs[name], addr.String())
+		spoofed[name] = append([]string{addr.String()}, aliases[name]...)
+	}
+	content, err := json.Marshal(spoofed)
+	if err != nil {
+		return bosherr.WrapError(err, "Writing the spoofed aliases")
 	}
 	c.Logf("spoofing DNS: %s also answers %s", strings.Join(names, ", "), addr)
-	return c.dns.Set(recs)
+	return c.eachWorkerDNS(func(w *worker.Worker) error {
+		path := w.Path(spoofJob + "/dns/aliases.json")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return bosherr.WrapErrorf(err, "Creating %s", filepath.Dir(path))
+		}
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			return bosherr.WrapErrorf(err, "Writing %s", path)
+		}
+		return nil
+	})
 }
 
-// RestoreDNS sets the records of the deployment as it is again, as the next sync_dns would.
+// RestoreDNS takes the spoofed aliases away again.
 func (c *Cluster) RestoreDNS() error {
-	recs, err := boshdns.Records(c.plan, NetworkName, Deployment)
-	if err != nil {
-		return err
+	return c.eachWorkerDNS(func(w *worker.Worker) error { return os.RemoveAll(w.Path(spoofJob)) })
+}
+
+// eachWorkerDNS changes each worker's files with change, then restarts its bosh-dns.
+func (c *Cluster) eachWorkerDNS(change func(*worker.Worker) error) error {
+	for _, w := range c.Workers() {
+		if err := change(w); err != nil {
+			return err
+		}
+		if err := w.Agent.StopProcess(dnsProcess); err != nil {
+			return err
+		}
+		if err := w.Agent.StartProcess(dnsProcess); err != nil {
+			return err
+		}
 	}
-	return c.dns.Set(recs)
+	return nil
+}
+
+// aliasTargets are the aliases that cfcr-dns-aliases renders for a worker.
+func (c *Cluster) aliasTargets() (map[string][]string, error) {
+	for _, r := range c.plan.Rendered {
+		for _, job := range r.Jobs {
+			if job.Name != "cfcr-dns-aliases" {
+				continue
+			}
+			var aliases map[string][]string
+			if err := json.Unmarshal(job.Files["dns/aliases.json"], &aliases); err != nil {
+				return nil, bosherr.WrapError(err, "Parsing the aliases of cfcr-dns-aliases")
+			}
+			return aliases, nil
+		}
+	}
+	return nil, bosherr.Error("No instance renders cfcr-dns-aliases")
+}
+
+func (c *Cluster) eachAgent(f func(*agent.Agent) error) error {
+	for _, a := range c.agents {
+		if err := f(a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AddStranger attaches a host to the network that is no instance of the deployment (an impostor).
@@ -186,19 +252,25 @@ func (c *Cluster) AddStranger(name string, addr netip.Addr) (*network.Host, erro
 // RemoveStranger removes a host that AddStranger attached, with every process in it.
 func (c *Cluster) RemoveStranger(name string) error { return c.net.RemoveHost(name) }
 
-// LaunchWorker creates one more worker and starts its jobs, without waiting for flanneld: AwaitWorker waits.
+// LaunchWorker creates one more worker and deploys it in the background, as `bosh deploy` does while the
+// caller looks on: AwaitWorker waits for the deploy.
 func (c *Cluster) LaunchWorker() (*worker.Worker, error) {
 	w, err := c.PrepareWorker()
 	if err != nil {
 		return nil, err
 	}
 	c.Logf("launching %s", w.Name)
-	return w, w.Start()
+	c.launched = make(chan error, 1)
+	go func(plan *director.Plan) { c.launched <- c.roll(plan) }(c.plan)
+	return w, nil
 }
 
-// AwaitWorker waits for the subnet of a worker that LaunchWorker started, puts a pod there, and waits
-// until every other worker routes to it.
+// AwaitWorker waits for the deploy of a worker that LaunchWorker started, puts a pod there, and waits until
+// every other worker routes to it.
 func (c *Cluster) AwaitWorker(w *worker.Worker) error {
+	if err := <-c.launched; err != nil {
+		return err
+	}
 	if err := c.addPod(w); err != nil {
 		return err
 	}
@@ -209,10 +281,10 @@ func (c *Cluster) AwaitWorker(w *worker.Worker) error {
 // (a restarted worker finds the file of its previous run in place).
 func (c *Cluster) AwaitFlanneld(w *worker.Worker, since time.Time) error {
 	deadline := time.Now().Add(startTimeout)
-	launcher := w.PID(LauncherProcess)
+	launcher := w.LauncherPID()
 	for {
 		info, err := os.Stat(w.Path(SubnetFile))
-		if err == nil && info.ModTime().After(since) && w.ChildPID(LauncherProcess) != 0 {
+		if err == nil && info.ModTime().After(since) && w.FlanneldPID() != 0 {
 			return nil
 		}
 		if !Running(launcher) {

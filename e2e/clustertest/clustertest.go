@@ -25,6 +25,9 @@ func Deploy(masters, workers int) *cluster.Cluster {
 	DeferCleanup(func() { Expect(c.Destroy()).To(Succeed()) })
 	Expect(err).NotTo(HaveOccurred())
 	_, err = c.Deploy(masters, workers)
+	if err != nil {
+		GinkgoWriter.Print(c.LogTails(40))
+	}
 	Expect(err).NotTo(HaveOccurred())
 	return c
 }

@@ -1,6 +1,6 @@
-// Package director plays the BOSH director's part in deciding which instances a deploy updates: it
-// renders every job of every instance and compares each instance's configuration hash with the one
-// from the previous deploy. Changed: updated (its processes restart). Same: left alone.
+// Package director plays the BOSH director's part in a deploy: it renders every job that lands on every
+// instance and compares each instance's configuration hash with the one of the previous deploy. Changed:
+// updated. Same: left alone. New or gone instance IDs: created or deleted.
 package director
 
 import (
@@ -10,6 +10,8 @@ import (
 	"sort"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/e2e/agent"
 )
 
 // Instance is what a job's templates may see of the instance they render for.
@@ -18,25 +20,22 @@ type Instance struct {
 	Index     int
 	ID        string
 	Address   string
+	AZ        string
 	Bootstrap bool
-	Jobs      []string
 }
 
 // Name is the group/index name that the director's output shows.
 func (i Instance) Name() string { return fmt.Sprintf("%s/%d", i.Group, i.Index) }
 
-// Files maps a rendered file's destination (relative to the job's directory) to its content.
-type Files map[string][]byte
-
-// Renderer renders one job for one instance.
+// Renderer renders every job that lands on an instance, in the order the agent starts them.
 type Renderer interface {
-	Render(job string, instance Instance) (Files, error)
+	Render(instance Instance) ([]agent.Job, error)
 }
 
 // Rendered is every job of one instance, rendered, and the configuration hash over all of it.
 type Rendered struct {
 	Instance Instance
-	Jobs     map[string]Files
+	Jobs     []agent.Job
 	Hash     string
 }
 
@@ -53,10 +52,11 @@ type Plan struct {
 func Deploy(r Renderer, instances []Instance, previous *Plan) (*Plan, error) {
 	plan := &Plan{Rendered: map[string]Rendered{}}
 	for _, inst := range instances {
-		rendered, err := render(r, inst)
+		jobs, err := r.Render(inst)
 		if err != nil {
-			return nil, err
+			return nil, bosherr.WrapErrorf(err, "Rendering the jobs of %s", inst.Name())
 		}
+		rendered := Rendered{Instance: inst, Jobs: jobs, Hash: hash(jobs)}
 		plan.Rendered[inst.ID] = rendered
 		switch {
 		case previous == nil || !previous.has(inst.ID):
@@ -84,32 +84,35 @@ func (p *Plan) IsUpdated(name string) bool {
 	return i < len(p.Updated) && p.Updated[i] == name
 }
 
+// Of is what the plan renders for the instance called name (group/index).
+func (p *Plan) Of(name string) (Rendered, bool) {
+	for _, r := range p.Rendered {
+		if r.Instance.Name() == name {
+			return r, true
+		}
+	}
+	return Rendered{}, false
+}
+
 func (p *Plan) has(id string) bool {
 	_, ok := p.Rendered[id]
 	return ok
 }
 
-func render(r Renderer, inst Instance) (Rendered, error) {
-	rendered := Rendered{Instance: inst, Jobs: map[string]Files{}}
+func hash(jobs []agent.Job) string {
 	h := sha256.New()
-	for _, job := range inst.Jobs {
-		files, err := r.Render(job, inst)
-		if err != nil {
-			return Rendered{}, bosherr.WrapErrorf(err, "Rendering job %s for %s", job, inst.Name())
-		}
-		rendered.Jobs[job] = files
-		h.Write([]byte(job + "\x00"))
-		for _, dest := range sortedKeys(files) {
+	for _, job := range jobs {
+		h.Write([]byte(job.Name + "\x00"))
+		for _, dest := range sortedKeys(job.Files) {
 			h.Write([]byte(dest + "\x00"))
-			h.Write(files[dest])
+			h.Write(job.Files[dest])
 			h.Write([]byte("\x00"))
 		}
 	}
-	rendered.Hash = hex.EncodeToString(h.Sum(nil))
-	return rendered, nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-func sortedKeys(files Files) []string {
+func sortedKeys(files map[string][]byte) []string {
 	keys := make([]string, 0, len(files))
 	for k := range files {
 		keys = append(keys, k)

@@ -6,18 +6,19 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/flannel-dns/flannel-dns/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/e2e/director"
 )
 
-// listing renders a job whose only file lists the instances it is told about, like a template that
-// iterates a link; a job named "static" renders the same bytes for any instance.
+// listing renders two jobs: "static", the same bytes for any instance, and "listing", whose only file lists
+// the masters it is told about, like a template that iterates a link.
 type listing struct{ masters []string }
 
-func (l *listing) Render(job string, inst director.Instance) (director.Files, error) {
-	if job == "static" {
-		return director.Files{"config": []byte("same")}, nil
-	}
-	return director.Files{"config": []byte(fmt.Sprint(l.masters))}, nil
+func (l *listing) Render(inst director.Instance) ([]agent.Job, error) {
+	return []agent.Job{
+		{Name: "static", Files: map[string][]byte{"config": []byte("same")}},
+		{Name: "listing", Files: map[string][]byte{"config": []byte(fmt.Sprint(l.masters))}},
+	}, nil
 }
 
 var _ = Describe("Deploy", func() {
@@ -25,7 +26,7 @@ var _ = Describe("Deploy", func() {
 	instances := func(ids ...string) []director.Instance {
 		var list []director.Instance
 		for i, id := range ids {
-			list = append(list, director.Instance{Group: "worker", Index: i, ID: id, Jobs: []string{"static", "listing"}})
+			list = append(list, director.Instance{Group: "worker", Index: i, ID: id})
 		}
 		return list
 	}

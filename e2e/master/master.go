@@ -1,12 +1,13 @@
 // Package master runs a real etcd member on a simulated master VM the way cfcr-etcd does: TLS with
-// client certificates for clients and peers, advertising https://master-N.etcd.<domain>, joining with
-// `member add` before it starts and leaving with `member remove` when drained.
+// client certificates for clients and peers (the certificates of the manifest's etcd job), advertising
+// https://master-N.etcd.<domain>, the first member bootstrapping the cluster and every later one joining with
+// `member add` before it starts, and leaving with `member remove` when drained. No BOSH job of a release here
+// runs it (cfcr-etcd's is not in this repository), so the agent starts and stops it beside the jobs.
 package master
 
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,13 +17,20 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/e2e/vm"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
 )
 
 const (
-	configDir = "/var/vcap/jobs/etcd/config"
+	// configDir holds the member's certificates; not under /var/vcap/jobs, which is the agent's.
+	configDir = "/var/vcap/data/etcd/config"
+	dataDir   = "/var/vcap/store/etcd"
 	process   = "etcd"
 )
+
+// TLS is what the manifest's etcd job gets: the server certificate (also for peers), the CA that signed
+// it and the clients' CA, and the etcdctl client certificate (PEM).
+type TLS struct {
+	CA, ServerCert, ServerKey, ClientCA, ClientCert, ClientKey []byte
+}
 
 // Member is one master instance.
 type Member struct {
@@ -43,35 +51,22 @@ func (m *Member) ClientURL() string { return "https://" + m.Host() + ":2379" }
 // PeerURL is the advertised peer URL.
 func (m *Member) PeerURL() string { return "https://" + m.Host() + ":2380" }
 
-// Install issues the member's certificate, writes it with the CA and client certificate into the job's
-// config, and links the etcd package at binDir, as BOSH would lay out the job.
-func (m *Member) Install(ca *pki.CA, client pki.Pair, binDir string) error {
-	ips := []net.IP{net.IP(m.Address.AsSlice())}
-	names := []string{m.Host(), "etcd." + m.Domain, "master." + m.Domain}
-	server, err := ca.Issue(pki.Server(m.MemberName(), names, ips))
-	if err != nil {
-		return err
-	}
+// Install writes the member's certificates and links the etcd package at binDir, as BOSH would lay out the job.
+func (m *Member) Install(tls TLS, binDir string) error {
 	dir := m.Path(configDir)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return bosherr.WrapErrorf(err, "Creating %s on %s", configDir, m.Name)
 	}
-	files := map[string]string{"ca.crt": ca.CertFile, "server.crt": server.CertFile, "server.key": server.KeyFile,
-		"client.crt": client.CertFile, "client.key": client.KeyFile}
-	for name, src := range files {
-		content, err := os.ReadFile(src)
-		if err != nil {
-			return bosherr.WrapErrorf(err, "Reading %s", src)
-		}
+	files := map[string][]byte{"ca.crt": tls.CA, "server.crt": tls.ServerCert, "server.key": tls.ServerKey,
+		"client-ca.crt": tls.ClientCA, "client.crt": tls.ClientCert, "client.key": tls.ClientKey}
+	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
 			return bosherr.WrapErrorf(err, "Writing %s on %s", name, m.Name)
 		}
 	}
-	pkgs := m.Path("/var/vcap/packages")
-	if err := os.MkdirAll(pkgs, 0o755); err != nil {
-		return bosherr.WrapErrorf(err, "Creating packages directory on %s", m.Name)
-	}
-	return os.Symlink(binDir, filepath.Join(pkgs, "etcd"))
+	link := m.Path("/var/vcap/packages/etcd")
+	_ = os.Remove(link)
+	return os.Symlink(binDir, link)
 }
 
 // Start starts etcd. cluster lists every member of the cluster it joins, itself included;
@@ -84,7 +79,7 @@ func (m *Member) Start(cluster []*Member, state string) error {
 	addr := m.Address.String()
 	args := []string{"/var/vcap/packages/etcd/etcd",
 		"--name=" + m.MemberName(),
-		"--data-dir=/var/vcap/store/etcd",
+		"--data-dir=" + dataDir,
 		"--listen-client-urls=https://" + addr + ":2379",
 		"--advertise-client-urls=" + m.ClientURL(),
 		"--listen-peer-urls=https://" + addr + ":2380",
@@ -92,7 +87,7 @@ func (m *Member) Start(cluster []*Member, state string) error {
 		"--initial-cluster=" + strings.Join(initial, ","),
 		"--initial-cluster-state=" + state,
 		"--initial-cluster-token=cfcr-e2e",
-		"--client-cert-auth", "--trusted-ca-file=" + configDir + "/ca.crt",
+		"--client-cert-auth", "--trusted-ca-file=" + configDir + "/client-ca.crt",
 		"--cert-file=" + configDir + "/server.crt", "--key-file=" + configDir + "/server.key",
 		"--peer-client-cert-auth", "--peer-trusted-ca-file=" + configDir + "/ca.crt",
 		"--peer-cert-file=" + configDir + "/server.crt", "--peer-key-file=" + configDir + "/server.key",
@@ -223,4 +218,36 @@ func (m *Member) Kill() error {
 	// signals Stop sends reach no one.
 	m.VM.Stop(process, 0)
 	return nil
+}
+
+// Boot starts etcd as cfcr-etcd's start does, then waits until the member is healthy: on the data directory
+// it has; with none, as the first member of a new cluster when no peer runs, or else after `member add`
+// through a running peer, in the cluster of the running peers. A member whose etcd runs is left alone.
+func (m *Member) Boot(peers []*Member, timeout time.Duration) error {
+	if m.PID(process) != 0 {
+		return nil
+	}
+	if _, err := os.Stat(m.Path(dataDir + "/member")); err == nil {
+		return m.startHealthy(peers, "existing", timeout)
+	}
+	var running []*Member
+	for _, p := range peers {
+		if p != m && p.PID(process) != 0 {
+			running = append(running, p)
+		}
+	}
+	if len(running) == 0 {
+		return m.startHealthy([]*Member{m}, "new", timeout)
+	}
+	if err := running[0].Add(m); err != nil {
+		return err
+	}
+	return m.startHealthy(append(running, m), "existing", timeout)
+}
+
+func (m *Member) startHealthy(cluster []*Member, state string, timeout time.Duration) error {
+	if err := m.Start(cluster, state); err != nil {
+		return err
+	}
+	return m.WaitHealthy(timeout)
 }

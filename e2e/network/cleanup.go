@@ -50,7 +50,7 @@ func SweepLeftovers() error {
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		fields := strings.Fields(line)
-		if len(fields) == 0 || !isLeftover(fields[0]) {
+		if len(fields) == 0 || !IsLeftover(fields[0]) {
 			continue
 		}
 		if err := RemoveNamespace(fields[0]); err != nil {
@@ -60,8 +60,9 @@ func SweepLeftovers() error {
 	return nil
 }
 
-func isLeftover(ns string) bool {
-	rest, ok := strings.CutPrefix(ns, namespaceRoot)
+// IsLeftover tells whether name (a namespace, or anything named like one) belongs to a run whose process is gone.
+func IsLeftover(name string) bool {
+	rest, ok := strings.CutPrefix(name, namespaceRoot)
 	if !ok {
 		return false
 	}

@@ -4,15 +4,13 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
-	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
-	"golang.org/x/sys/unix"
 
+	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/e2e/timeline"
 )
 
@@ -233,7 +231,7 @@ func (p *Prober) receive(pr *prober) {
 // listenIn opens a UDP socket inside namespace ns.
 func listenIn(ns string, addr netip.AddrPort) (*net.UDPConn, error) {
 	var conn *net.UDPConn
-	err := InNamespace(ns, func() error {
+	err := network.InNamespace(ns, func() error {
 		var err error
 		if conn, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr)); err != nil {
 			return bosherr.WrapErrorf(err, "Listening on %s in %s", addr, ns)
@@ -241,25 +239,4 @@ func listenIn(ns string, addr netip.AddrPort) (*net.UDPConn, error) {
 		return nil
 	})
 	return conn, err
-}
-
-// InNamespace runs f on a thread moved into network namespace ns, for making sockets there: a socket
-// stays in the namespace it was made in. The thread is never handed back to the runtime.
-func InNamespace(ns string, f func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
-		nsFile, err := os.Open("/run/netns/" + ns)
-		if err != nil {
-			done <- bosherr.WrapErrorf(err, "Opening namespace %s", ns)
-			return
-		}
-		defer nsFile.Close()
-		if err := unix.Setns(int(nsFile.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- bosherr.WrapErrorf(err, "Entering namespace %s", ns)
-			return
-		}
-		done <- f()
-	}()
-	return <-done
 }

@@ -98,7 +98,7 @@ func workerStates(c *cluster.Cluster) ([]WorkerState, error) {
 		}
 		subnet := env["FLANNEL_SUBNET"]
 		states = append(states, WorkerState{Name: fmt.Sprintf("worker/%d", w.Index),
-			FlanneldPID: w.ChildPID(cluster.LauncherProcess), Subnet: subnet,
+			FlanneldPID: w.FlanneldPID(), Subnet: subnet,
 			LeaseInEtcd: strings.Contains(leases, "/subnets/"+leaseKey(subnet)+"\n")})
 	}
 	return states, nil

@@ -16,17 +16,11 @@ import (
 
 var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
 	It("updates no worker, keeps every flanneld and its subnet, and loses no pod traffic", func() {
-		cfg := cluster.Config{
-			WorkDir:     GinkgoT().TempDir(),
-			EtcdBin:     os.Getenv("E2E_ETCD_BIN"),
-			Packages:    os.Getenv("E2E_PACKAGES"),
-			ReleaseJobs: filepath.Join("..", "..", "jobs"),
-			KuboJobs:    filepath.Join("..", "fixtures", "kubo", "jobs"),
-			Logf:        func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
-		}
-		if cfg.EtcdBin == "" || cfg.Packages == "" {
-			Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "E2E_ETCD_BIN and E2E_PACKAGES must be set")
-			Skip("E2E_ETCD_BIN and E2E_PACKAGES are not set (scripts/test-e2e sets them)")
+		cfg, unset := cluster.ConfigFromEnv(GinkgoT().TempDir(),
+			func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) })
+		if unset != "" {
+			Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "%s must be set", unset)
+			Skip(unset + " not set (scripts/test-e2e sets them)")
 		}
 		c, err := cluster.New(cfg)
 		DeferCleanup(func() { Expect(c.Destroy()).To(Succeed()) })

@@ -14,7 +14,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/e2e/master"
-	"github.com/flannel-dns/flannel-dns/e2e/pods"
+	"github.com/flannel-dns/flannel-dns/e2e/network"
 )
 
 const etcdConfig = "/var/vcap/jobs/etcd/config"
@@ -70,7 +70,7 @@ func clientTLS(m *master.Member, host string) (*tls.Config, error) {
 // dialIn connects to addr from inside namespace ns.
 func dialIn(ns, addr string) (net.Conn, error) {
 	var conn net.Conn
-	err := pods.InNamespace(ns, func() error {
+	err := network.InNamespace(ns, func() error {
 		var err error
 		if conn, err = net.DialTimeout("tcp", addr, 5*time.Second); err != nil {
 			return bosherr.WrapErrorf(err, "Connecting to %s in %s", addr, ns)

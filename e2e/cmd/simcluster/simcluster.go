@@ -20,8 +20,13 @@ func Flags(cfg *cluster.Config) {
 	flag.StringVar(&cfg.WorkDir, "work", "", "directory for the VMs' files (default: a new temporary directory)")
 	flag.StringVar(&cfg.EtcdBin, "etcd-bin", "", "directory holding etcd and etcdctl")
 	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
-	flag.StringVar(&cfg.ReleaseJobs, "jobs", "jobs", "this release's jobs/")
-	flag.StringVar(&cfg.KuboJobs, "kubo-jobs", "e2e/fixtures/kubo/jobs", "the kubo-v0.21-style jobs")
+	cache := os.Getenv("FLANNEL_DNS_CACHE")
+	if cache == "" {
+		cache = "/var/cache/flannel-dns"
+	}
+	flag.StringVar(&cfg.Cache, "cache", cache, "the build cache: the bosh CLI, bpm and bosh-dns (scripts/setup)")
+	flag.StringVar(&cfg.Repo, "repo", ".", "this checkout")
+	flag.StringVar(&cfg.Fixture, "manifest", "../shared/fixtures/cfcr-v0.21.0.yml", "the upstream CFCR manifest to deploy")
 }
 
 // Session is a cluster that is torn down once: by Teardown, or on SIGINT or SIGTERM, after which the

@@ -1,4 +1,4 @@
-package master_test
+package lifecycle_test
 
 import (
 	"os"
@@ -8,10 +8,10 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func TestMaster(t *testing.T) {
+func TestLifecycle(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root: it creates network namespaces")
 	}
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "Master Suite")
+	RunSpecs(t, "Lifecycle Suite")
 }
