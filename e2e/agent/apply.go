@@ -70,6 +70,10 @@ func (a *Agent) installPackage(name string) error {
 	if !ok {
 		return bosherr.Errorf("No compiled package '%s' for %s", name, a.VM.Name)
 	}
+	src, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Finding compiled package %s", name)
+	}
 	sum := sha256.Sum256([]byte(src))
 	dir := fmt.Sprintf("/var/vcap/data/packages/%s/%s", name, hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(a.VM.Path(dir)); os.IsNotExist(err) {

@@ -30,9 +30,15 @@ func (e *StepError) Error() string {
 	return fmt.Sprintf("%s of job '%s' failed: %v: %s", e.Step, e.Job, e.Err, strings.TrimSpace(e.Output))
 }
 
+// Watch is how long the director lets an instance's processes come up: it first looks after Min, then
+// keeps looking until Max (the manifest's watch time).
+type Watch struct {
+	Min, Max time.Duration
+}
+
 // Deploy is what the director asks of an instance it creates or updates: drain, stop, apply the new jobs,
-// pre-start, start, wait until every process runs (at most watch), post-start.
-func (a *Agent) Deploy(jobs []Job, watch time.Duration) error {
+// pre-start, start, wait until every process runs (watch), post-start.
+func (a *Agent) Deploy(jobs []Job, watch Watch) error {
 	if err := a.Drain(); err != nil {
 		return err
 	}
@@ -85,9 +91,10 @@ func (a *Agent) Stop() error {
 	return nil
 }
 
-// Start runs every process's monit start program, in job order, and waits at most watch until all of them
-// run. It is also what a VM's boot does (monit starts the jobs; no pre-start runs then).
-func (a *Agent) Start(watch time.Duration) error {
+// Start runs every process's monit start program, in job order, and waits until all of them run: it looks
+// after watch.Min, then until watch.Max. It is also what a VM's boot does (monit starts the jobs; no pre-start
+// runs then).
+func (a *Agent) Start(watch Watch) error {
 	if a.BeforeStart != nil {
 		if err := a.BeforeStart(); err != nil {
 			return err
@@ -101,16 +108,17 @@ func (a *Agent) Start(watch time.Duration) error {
 			return err
 		}
 	}
-	deadline := time.Now().Add(watch)
+	deadline := time.Now().Add(watch.Max)
+	time.Sleep(watch.Min)
 	for {
 		down := a.NotRunning()
 		if len(down) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return &StepError{Step: "start", Job: strings.Join(down, ", "), Err: bosherr.Errorf("not running after %s", watch)}
+			return &StepError{Step: "start", Job: strings.Join(down, ", "), Err: bosherr.Errorf("not running after %s", watch.Max)}
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(time.Second)
 	}
 }
 

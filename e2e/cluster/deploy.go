@@ -169,7 +169,7 @@ func (c *Cluster) roll(plan *director.Plan) error {
 			}
 			rendered, _ := plan.Of(name)
 			c.Logf("deploying %s (canary: %t)", name, canary)
-			if err := c.agents[name].Deploy(rendered.Jobs, watch); err != nil {
+			if err := c.agents[name].Deploy(rendered.Jobs, agent.Watch(watch)); err != nil {
 				return &RollError{Instance: name, Canary: canary, Err: err}
 			}
 		}

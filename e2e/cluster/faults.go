@@ -16,6 +16,7 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
+	"github.com/flannel-dns/flannel-dns/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
@@ -417,7 +418,7 @@ func (c *Cluster) RebootWorker(w *worker.Worker) error {
 		return err
 	}
 	c.Logf("%s: boot (monit starts the jobs)", w.Name)
-	if err := w.Agent.Start(c.update.UpdateWatch); err != nil {
+	if err := w.Agent.Start(agent.Watch(c.update.UpdateWatch)); err != nil {
 		return err
 	}
 	_, err := c.waitForSubnet(w)

@@ -26,10 +26,15 @@ type Deployment struct {
 
 // Update is the manifest's update block: how the director rolls instances.
 type Update struct {
-	Canaries    int
-	MaxInFlight int
-	// CanaryWatch and UpdateWatch are the longest the director waits for an instance's processes to run.
-	CanaryWatch, UpdateWatch time.Duration
+	Canaries                 int
+	MaxInFlight              int
+	CanaryWatch, UpdateWatch Watch
+}
+
+// Watch is a watch time: the director first looks whether an instance's processes run after Min, then
+// keeps looking until Max.
+type Watch struct {
+	Min, Max time.Duration
 }
 
 // Simulated is the simulated cluster's own ops-file.
@@ -80,14 +85,18 @@ func updateOf(raw []byte) (Update, error) {
 	return u, err
 }
 
-// watchTime is the upper end of a watch time in milliseconds ("10000-300000" or "30000").
-func watchTime(s string) (time.Duration, error) {
+// watchTime reads a watch time in milliseconds ("10000-300000", or "30000" for both ends).
+func watchTime(s string) (Watch, error) {
 	parts := strings.Split(s, "-")
-	ms, err := strconv.Atoi(strings.TrimSpace(parts[len(parts)-1]))
-	if err != nil {
-		return 0, bosherr.Errorf("Watch time '%s' is not milliseconds or a range of them", s)
+	var ends []time.Duration
+	for _, part := range parts {
+		ms, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || len(parts) > 2 {
+			return Watch{}, bosherr.Errorf("Watch time '%s' is not milliseconds or a range of them", s)
+		}
+		ends = append(ends, time.Duration(ms)*time.Millisecond)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	return Watch{Min: ends[0], Max: ends[len(ends)-1]}, nil
 }
 
 // Property is the value at path (keys) in a job's properties, nil when it is not set.
