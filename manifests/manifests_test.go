@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -105,6 +106,18 @@ var _ = Describe("the swap-in ops-files", func() {
 				}
 				// before: CN only, which Go ignores
 				Expect(hostnameError(issue(before.variable(serverCert)), suffix)).NotTo(BeEmpty())
+			})
+
+			It("names every master, by the BOSH name bosh-dns gives its address, in etcd's peer certificate", func() {
+				etcd := after.etcdGroup()
+				props := job(etcd, "etcd").Properties
+				peerCert, _ := ref(prop(props, "tls", "peer", "certificate"))
+				cert := issue(after.variable(peerCert))
+				// etcd checks a peer certificate that has names against the peer's address; the reverse lookup of
+				// a member's address answers <instance id>.<group>.<network>.<deployment>.bosh.
+				boshName := fmt.Sprintf("7c1dd3a4-5d9f-4a63-9c31-0e5e5f1a2b3c.%s.%s.%s.bosh", etcd.Name, etcd.Networks[0], after.Name)
+				Expect(hostnameError(cert, boshName)).To(BeEmpty())
+				Expect(hostnameError(cert, strings.Replace(boshName, "."+etcd.Name+".", ".worker.", 1))).NotTo(BeEmpty())
 			})
 
 			It("replaces kubo-dns-aliases with cfcr-dns-aliases, named after the manifest, wherever flanneld runs", func() {
