@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
@@ -145,6 +146,32 @@ func (c *Cluster) syncDNS(insts []director.Instance) error {
 	for _, a := range c.agents {
 		if err := a.SyncDNS(records); err != nil {
 			return err
+		}
+	}
+	return c.awaitRecords(insts)
+}
+
+// awaitRecords waits until every running bosh-dns answers every instance's BOSH name with its address. bosh-dns
+// reads records.json every few seconds; on a real IaaS the minutes it takes to create a VM pass before the new
+// instance starts, here they do not, so the harness waits for the records instead.
+func (c *Cluster) awaitRecords(insts []director.Instance) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, a := range c.agents {
+		if a.PID(dnsProcess) == 0 {
+			continue
+		}
+		for _, inst := range insts {
+			name := fmt.Sprintf("%s.%s.%s.%s.bosh", inst.ID, inst.Group, NetworkName, Deployment)
+			for {
+				answer, err := boshdns.Query(a.VM.Namespace, boshdns.Resolver, name)
+				if err == nil && slices.Equal(answer.Addresses, []string{inst.Address}) {
+					break
+				}
+				if time.Now().After(deadline) {
+					return bosherr.Errorf("bosh-dns on %s does not answer %s with %s after 30s: %v %v", a.VM.Name, name, inst.Address, answer, err)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
 		}
 	}
 	return nil
