@@ -12,6 +12,7 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
+	"github.com/flannel-dns/flannel-dns/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
@@ -273,4 +274,12 @@ func LogTail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Redeploy updates w with the jobs it has, as the director does when something of the instance changed:
+// drain, stop, pre-start, start, post-start.
+func (c *Cluster) Redeploy(w *worker.Worker) error {
+	rendered, _ := c.plan.Of(instanceName("worker", w.Index))
+	c.Logf("updating %s", w.Name)
+	return w.Agent.Deploy(rendered.Jobs, agent.Watch(c.update.UpdateWatch))
 }

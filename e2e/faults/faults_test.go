@@ -9,7 +9,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/e2e/clustertest"
@@ -33,7 +32,19 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 	AfterEach(func() { clustertest.PrintLogsOnFailure(c) })
 
 	It("routes a new worker's subnet soon after the member carrying worker-0's watch is black-holed", func() {
-		failover(c, "black-hole", c.BlackHole, reconnect(c))
+		observer := c.Workers()[0]
+		expectConfined(observer.LauncherPID())
+		expectConfined(observer.FlanneldPID())
+		log := observer.Path(cluster.LauncherLog)
+		Expect(logSince(log, 0)).To(ContainSubstring(switchedToFallback),
+			"the launcher did not switch to the fallback under bpm's seccomp profile")
+		info, err := os.Stat(log)
+		Expect(err).NotTo(HaveOccurred())
+
+		carrier := failover(c, "black-hole", c.BlackHole, reconnect(c))
+		logged := logSince(log, info.Size())
+		Expect(logged).To(ContainSubstring("Peer %s missed", carrier.Address), "the Reaper did not act on %s", carrier.Name)
+		Expect(logged).NotTo(ContainSubstring("Tuned keepalive"), "the tuner acted although bpm's seccomp profile refuses pidfd_getfd")
 	})
 
 	It("routes a new worker's subnet soon after the member carrying worker-0's watch is killed", func() {
@@ -57,7 +68,7 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 		Expect(c.RebootWorker(rebooted)).To(Succeed())
 		subnetBack := time.Since(start)
 		Expect(cluster.Subnet(rebooted)).To(Equal(before[rebooted.Name].subnet))
-		Expect(rebooted.ChildPID(cluster.LauncherProcess)).NotTo(Or(BeZero(), Equal(oldPID)), "flanneld was not started again")
+		Expect(rebooted.FlanneldPID()).NotTo(Or(BeZero(), Equal(oldPID)), "flanneld was not started again")
 
 		// Every pod, the rebooted worker's included, answers again: a second of probes with no loss.
 		Eventually(func() bool {
@@ -75,28 +86,6 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 		delete(before, rebooted.Name)
 		expectKept(c, before)
 	})
-
-	It("routes a new worker's subnet soon after a black-hole with worker-0's launcher confined as bpm confines it", func() {
-		seccomp, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher/testdata/bpmseccomp")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(gexec.CleanupBuildArtifacts)
-		observer := c.Workers()[0]
-		log := observer.Path(cluster.LauncherLog)
-		info, err := os.Stat(log)
-		Expect(err).NotTo(HaveOccurred())
-
-		Expect(c.Confine(observer, seccomp)).To(Succeed())
-		expectConfined(observer.PID(cluster.LauncherProcess))
-		expectConfined(observer.ChildPID(cluster.LauncherProcess))
-		Eventually(func() string { return logSince(log, info.Size()) }).WithTimeout(30*time.Second).
-			Should(ContainSubstring(switchedToFallback), "the launcher did not switch to the fallback")
-
-		carrier := failover(c, "black-hole (bpm seccomp, Reaper)", c.BlackHole, reconnect(c))
-		logged := logSince(log, info.Size())
-		Expect(logged).To(ContainSubstring("Peer %s missed", carrier.Address), "the Reaper did not act on %s", carrier.Name)
-		Expect(logged).NotTo(ContainSubstring("Tuned keepalive"), "the tuner acted although the seccomp filter refuses pidfd_getfd")
-		Expect(logged).NotTo(ContainSubstring("the fallback cannot start"))
-	})
 })
 
 // switchedToFallback begins the line launch.go logs when the kernel refuses the keepalive tuner's pidfd calls.
@@ -111,8 +100,8 @@ func reconnect(c *cluster.Cluster) func(*master.Member) error {
 	}
 }
 
-// expectConfined checks that pid (the launcher, flanneld) runs as vcap, with bpm.yml's two capabilities only and a
-// seccomp filter.
+// expectConfined checks that pid (the launcher, flanneld) runs as bpm runs it: as vcap, with bpm.yml's two
+// capabilities only and bpm's seccomp filter.
 func expectConfined(pid int) {
 	vcap, err := user.Lookup("vcap")
 	Expect(err).NotTo(HaveOccurred())
@@ -168,7 +157,7 @@ type workerState struct {
 func snapshot(c *cluster.Cluster) map[string]workerState {
 	states := map[string]workerState{}
 	for _, w := range c.Workers() {
-		states[w.Name] = workerState{pid: w.ChildPID(cluster.LauncherProcess), subnet: cluster.Subnet(w)}
+		states[w.Name] = workerState{pid: w.FlanneldPID(), subnet: cluster.Subnet(w)}
 		Expect(states[w.Name].pid).NotTo(BeZero(), "no flanneld on %s", w.Name)
 		Expect(states[w.Name].subnet).NotTo(BeEmpty(), "no subnet on %s", w.Name)
 	}
@@ -183,7 +172,7 @@ func expectKept(c *cluster.Cluster, before map[string]workerState) {
 	for _, w := range c.Workers() {
 		subnet := cluster.Subnet(w)
 		if was, ok := before[w.Name]; ok {
-			Expect(w.ChildPID(cluster.LauncherProcess)).To(Equal(was.pid), "flanneld on %s restarted", w.Name)
+			Expect(w.FlanneldPID()).To(Equal(was.pid), "flanneld on %s restarted", w.Name)
 			Expect(subnet).To(Equal(was.subnet), "subnet of %s changed", w.Name)
 		}
 		key, err := cluster.LeaseKey(subnet)

@@ -90,7 +90,7 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 
 	It("rides out a minute without DNS, and says so in the launcher's log", func() {
 		offsets := logSizes(c)
-		c.StopDNS()
+		Expect(c.StopDNS()).To(Succeed())
 		DeferCleanup(func() { _ = c.ResumeDNS() })
 		time.Sleep(outage)
 		Expect(c.ResumeDNS()).To(Succeed())
@@ -116,7 +116,7 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 		restarted = w.Name
 		offset := logSizes(c)[w.Name]
 		restartedAt := time.Now()
-		Expect(w.Restart()).To(Succeed()) // as the director updates an instance
+		Expect(c.Redeploy(w)).To(Succeed()) // as the director updates an instance
 		Expect(c.AwaitFlanneld(w, restartedAt)).To(Succeed())
 		impostorAt := net.JoinHostPort(impostorAddr.String(), "2379")
 		Expect(logSince(c, w.Name, offset)).To(ContainSubstring("Leaving out an address of '%s' whose certificate does not verify: "+
@@ -140,19 +140,21 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 	It("keeps a new worker's launcher waiting, within its backoff, while etcd is unreachable", func() {
 		Expect(c.BlackHoleEtcd()).To(Succeed())
 		DeferCleanup(c.RestoreEtcd)
+		launched := time.Now()
 		w, err := c.LaunchWorker()
 		Expect(err).NotTo(HaveOccurred())
-		launcher := w.PID(cluster.LauncherProcess)
-		for waited := time.Duration(0); waited < etcdOutage; waited += time.Second {
+		Eventually(w.LauncherPID).WithTimeout(time.Minute).ShouldNot(BeZero(), "the launcher did not start on %s", w.Name)
+		launcher := w.LauncherPID()
+		for time.Since(launched) < etcdOutage {
 			Expect(cluster.Running(launcher)).To(BeTrue(), "the launcher on %s exited while etcd was unreachable", w.Name)
-			Expect(w.ChildPID(cluster.LauncherProcess)).To(BeZero(), "flanneld started on %s without etcd", w.Name)
+			Expect(w.FlanneldPID()).To(BeZero(), "flanneld started on %s without etcd", w.Name)
 			time.Sleep(time.Second)
 		}
 		Expect(c.RestoreEtcd()).To(Succeed())
 		end = time.Now()
 		Expect(c.AwaitWorker(w)).To(Succeed())
 		Expect(cluster.Running(launcher)).To(BeTrue())
-		Expect(w.PID(cluster.LauncherProcess)).To(Equal(launcher))
+		Expect(w.LauncherPID()).To(Equal(launcher))
 
 		log, err := os.ReadFile(w.Path(cluster.LauncherLog))
 		Expect(err).NotTo(HaveOccurred())

@@ -71,7 +71,7 @@ func leasesReadable(c *cluster.Cluster) error {
 func startVariant(c *cluster.Cluster, w *worker.Worker, v variant) (int, error) {
 	if v == launcherVariant {
 		_, err := startLauncher(w)
-		return w.ChildPID(cluster.LauncherProcess), err
+		return w.FlanneldPID(), err
 	}
 	_, err := startStatic(c, w)
 	return w.PID(staticProcess), err

@@ -21,7 +21,7 @@ const (
 	staticVariant   variant = "kubo-v0.21 style (static list)"
 	// staticProcess is the name the kubo-style flanneld runs under on a worker.
 	staticProcess = "flanneld-static"
-	launcherLog   = "/var/vcap/sys/log/flanneld/flanneld.log"
+	launcherLog   = cluster.LauncherLog
 	flanneldBin   = "/var/vcap/packages/flannel/bin/flanneld"
 )
 
@@ -32,6 +32,8 @@ type startup struct {
 	first   bool          // the deploy's start: no lease in etcd yet
 	logExec time.Duration // launcher's log: "starting" to "flanneld started" (launcher only)
 	procExe time.Duration // /proc start times: launcher process to flanneld process (launcher only)
+	bpmExec time.Duration // monit's start program (bpm start) run to flanneld's /proc start (launcher restarts only)
+	bpmStop time.Duration // monit's stop program (bpm stop) of the previous run (launcher restarts only)
 	subnet  time.Duration // /proc start time of the job's process to subnet.env's modification time
 }
 
@@ -73,21 +75,37 @@ func firstStart(w *worker.Worker) (startup, error) {
 	return s, err
 }
 
-// startLauncher stops the worker's processes, removes subnet.env and starts the flanneld job as BOSH does.
+// startLauncher stops the flanneld job (monit's stop program: bpm stop), removes subnet.env and starts it
+// again with monit's start program (bpm start), as monit does.
 func startLauncher(w *worker.Worker) (startup, error) {
-	w.StopAll(10 * time.Second)
+	stopStatic(w)
+	stopping := time.Now()
+	if err := w.Agent.StopProcess(worker.Process); err != nil {
+		return startup{}, err
+	}
+	stopped := time.Since(stopping)
 	if err := os.Remove(w.Path(cluster.SubnetFile)); err != nil && !os.IsNotExist(err) {
 		return startup{}, bosherr.WrapErrorf(err, "Removing subnet.env on %s", w.Name)
 	}
 	offset := fileSize(w.Path(launcherLog))
-	if err := w.Start(); err != nil {
+	starting := time.Now()
+	if err := w.Agent.StartProcess(worker.Process); err != nil {
 		return startup{}, err
 	}
 	if err := waitForSubnet(w); err != nil {
 		return startup{}, err
 	}
-	return measureLauncher(w, offset)
+	s, err := measureLauncher(w, offset)
+	if err != nil {
+		return s, err
+	}
+	flanneldStart, err := processStart(w.FlanneldPID())
+	s.bpmExec, s.bpmStop = flanneldStart.Sub(starting), stopped
+	return s, err
 }
+
+// stopStatic stops a flanneld that startStatic started, if one runs.
+func stopStatic(w *worker.Worker) { w.Stop(staticProcess, 10*time.Second) }
 
 func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
 	s := startup{worker: w.Name, variant: launcherVariant}
@@ -101,7 +119,7 @@ func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
 		return s, err
 	}
 	s.logExec = exec.Sub(starting)
-	launcher, flanneld := w.PID(cluster.LauncherProcess), w.ChildPID(cluster.LauncherProcess)
+	launcher, flanneld := w.LauncherPID(), w.FlanneldPID()
 	launcherStart, err := processStart(launcher)
 	if err != nil {
 		return s, err
@@ -115,15 +133,20 @@ func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
 	return s, err
 }
 
-// startStatic stops the worker's processes and starts flanneld directly with the members' addresses, as
-// kubo-release v0.21's control script does, with the same other flags as the launcher gave it.
+// startStatic stops the flanneld job and starts flanneld directly, as root without bpm, with the members'
+// addresses, as kubo-release v0.21's control script does, and the same other flags as the launcher gave it.
 func startStatic(c *cluster.Cluster, w *worker.Worker) (startup, error) {
 	s := startup{worker: w.Name, variant: staticVariant}
 	args, err := staticArgs(c, w)
 	if err != nil {
 		return s, err
 	}
-	w.StopAll(10 * time.Second)
+	if w.Agent.PID(worker.Process) != 0 {
+		if err := w.Agent.StopProcess(worker.Process); err != nil {
+			return s, err
+		}
+	}
+	stopStatic(w)
 	if err := os.Remove(w.Path(cluster.SubnetFile)); err != nil && !os.IsNotExist(err) {
 		return s, bosherr.WrapErrorf(err, "Removing subnet.env on %s", w.Name)
 	}
@@ -236,6 +259,9 @@ func printStartups(launcher, static []startup) {
 		restarts(launcher, func(s startup) time.Duration { return s.logExec }),
 		restarts(launcher, func(s startup) time.Duration { return s.procExe }),
 		restarts(launcher, func(s startup) time.Duration { return s.subnet }))
+	fmt.Printf("  launcher under bpm: bpm start to flanneld start %s; bpm stop %s\n",
+		restarts(launcher, func(s startup) time.Duration { return s.bpmExec }),
+		restarts(launcher, func(s startup) time.Duration { return s.bpmStop }))
 	fmt.Printf("  static:   /proc start to subnet.env %s\n", restarts(static, func(s startup) time.Duration { return s.subnet }))
 }
 

@@ -115,7 +115,7 @@ func printDelta(before, after counts) {
 func printMemory(w *worker.Worker, v variant) error {
 	pids := []int{w.PID(staticProcess)}
 	if v == launcherVariant {
-		pids = []int{w.PID(cluster.LauncherProcess), w.ChildPID(cluster.LauncherProcess)}
+		pids = []int{w.LauncherPID(), w.FlanneldPID()}
 	}
 	for _, pid := range pids {
 		m, err := readMemory(pid)
