@@ -30,6 +30,9 @@ type Agent struct {
 	// releases here runs (cfcr-etcd's etcd on a master).
 	BeforeStart func() error
 	AfterStop   func()
+	// CompanionRunning, when set, says whether what BeforeStart starts runs: monit watches it like a job's
+	// process, so it counts for the instance's health.
+	CompanionRunning func() bool
 	Logf        func(format string, args ...any)
 
 	mu     sync.Mutex

@@ -125,6 +125,9 @@ func (a *Agent) Start(watch Watch) error {
 // NotRunning names the processes that monit would not call running.
 func (a *Agent) NotRunning() []string {
 	var down []string
+	if a.CompanionRunning != nil && !a.CompanionRunning() {
+		down = append(down, "companion")
+	}
 	for _, p := range a.processes() {
 		if monit.PID(a.VM.Path(p.PIDFile)) == 0 {
 			down = append(down, p.Name)

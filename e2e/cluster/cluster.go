@@ -58,9 +58,10 @@ func (cfg Config) boshDNSRelease() string { return filepath.Join(cfg.Cache, "bos
 // cluster's own.
 func (cfg Config) opsFiles() []string {
 	return []string{filepath.Join(cfg.Repo, "manifests", "ops-files", "use-flannel-dns.yml"),
-		filepath.Join(cfg.Repo, "manifests", "ops-files", "flannel-dns-tls-etcd-v0-17-0.yml"),
-		filepath.Join(cfg.Repo, "e2e", "manifest", "simulated.yml")}
+		filepath.Join(cfg.Repo, "manifests", "ops-files", "flannel-dns-tls-etcd-v0-17-0.yml"), cfg.simulated()}
 }
+
+func (cfg Config) simulated() string { return filepath.Join(cfg.Repo, "e2e", "manifest", "simulated.yml") }
 
 // releases are the jobs/ directories of the releases whose jobs the VMs run.
 func (cfg Config) releases() map[string]string {
@@ -99,7 +100,12 @@ type Cluster struct {
 	nextIP  map[string]netip.Addr
 
 	plan, kuboPlan *director.Plan
+	// applied is what each instance (by ID) runs: the director compares a deploy with it, not with the plan
+	// of the last deploy, which may have stopped before reaching every instance.
+	applied map[string]director.Rendered
 	dnsVersion     int
+	disks          int // VM disks made so far; each VM gets a new one
+	extraOps       []string
 	Prober         *pods.Prober
 	pods           []*pods.Pod
 	launched       chan error // the deploy that LaunchWorker started
@@ -123,7 +129,7 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, masters: map[int]*master.Member{}, workers: map[int]*worker.Worker{},
-		agents: map[string]*agent.Agent{}, ids: map[string]string{}, Prober: pods.NewProber(20 * time.Millisecond),
+		agents: map[string]*agent.Agent{}, ids: map[string]string{}, applied: map[string]director.Rendered{}, Prober: pods.NewProber(20 * time.Millisecond),
 		nextIP: map[string]netip.Addr{"master": netip.MustParseAddr("192.0.2.10"), "worker": netip.MustParseAddr("192.0.2.100")}}
 	var err error
 	if c.packages, err = cfg.packages(); err != nil {

@@ -5,6 +5,8 @@ package cluster
 
 import (
 	"fmt"
+	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -42,12 +44,11 @@ func (e *RollError) Unwrap() error { return e.Err }
 // ops-files (what runs), and without them (kubo's flanneld, only rendered, for the contrast).
 func (c *Cluster) loadDeployments() error {
 	store := filepath.Join(c.cfg.WorkDir, "vars-store.yml")
-	ops := c.cfg.opsFiles()
-	adopted, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, ops...)
+	adopted, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, append(c.cfg.opsFiles(), c.extraOps...)...)
 	if err != nil {
 		return err
 	}
-	before, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, ops[len(ops)-1])
+	before, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, c.cfg.simulated())
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (c *Cluster) instances() []director.Instance {
 // replan renders everything again, as a deploy does, and pushes the DNS records to every VM (sync_dns).
 func (c *Cluster) replan() (Deployed, error) {
 	insts := c.instances()
-	plan, err := director.Deploy(c.release, insts, c.plan)
+	plan, err := director.Deploy(c.release, insts, &director.Plan{Rendered: c.applied})
 	if err != nil {
 		return Deployed{}, err
 	}
@@ -199,25 +200,32 @@ func (c *Cluster) roll(plan *director.Plan) error {
 			if err := c.agents[name].Deploy(rendered.Jobs, agent.Watch(watch)); err != nil {
 				return &RollError{Instance: name, Canary: canary, Err: err}
 			}
+			c.applied[rendered.Instance.ID] = rendered
 		}
 	}
 	return nil
 }
 
-// newVM creates the VM of group/index with its agent, at the group's next address.
+// newVM creates the VM of a new instance group/index at the group's next address, with its agent.
 func (c *Cluster) newVM(group string, index int) (*vm.VM, *agent.Agent, error) {
-	name := fmt.Sprintf("%s-%d", group, index)
 	addr := c.nextIP[group]
 	c.nextIP[group] = addr.Next()
+	c.ids[instanceName(group, index)] = newID()
+	return c.bootVM(group, index, addr)
+}
+
+// bootVM creates a VM with an empty disk for the instance group/index at addr, and its agent.
+func (c *Cluster) bootVM(group string, index int, addr netip.Addr) (*vm.VM, *agent.Agent, error) {
+	name := fmt.Sprintf("%s-%d", group, index)
 	host, err := c.net.AddHost(name, addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := vm.New(host, filepath.Join(c.cfg.WorkDir, "vms", name+"-"+addr.String()))
+	c.disks++
+	v, err := vm.New(host, filepath.Join(c.cfg.WorkDir, "vms", fmt.Sprintf("%s-%s-%d", name, addr, c.disks)))
 	if err != nil {
 		return nil, nil, err
 	}
-	c.ids[instanceName(group, index)] = newID()
 	a := agent.New(v, c.packages, c.Logf)
 	c.agents[instanceName(group, index)] = a
 	return v, a, nil
@@ -232,6 +240,7 @@ func (c *Cluster) createMaster(idx int) (*master.Member, error) {
 	c.masters[idx] = m
 	a.BeforeStart = func() error { return m.Boot(c.Members(), startTimeout) }
 	a.AfterStop = m.Halt
+	a.CompanionRunning = m.Running
 	return m, m.Install(c.etcdTLS, c.cfg.EtcdBin)
 }
 
@@ -248,6 +257,17 @@ func (c *Cluster) createWorker(idx int) (*worker.Worker, error) {
 // deleteVM stops the instance's jobs (drain, stop) and deletes its VM, as the director deletes an instance.
 func (c *Cluster) deleteVM(group string, index int) error {
 	name := instanceName(group, index)
+	if err := c.destroyVM(name); err != nil {
+		return err
+	}
+	delete(c.applied, c.ids[name])
+	delete(c.agents, name)
+	delete(c.ids, name)
+	return nil
+}
+
+// destroyVM drains and stops the jobs of the instance called name, then destroys its VM and disk.
+func (c *Cluster) destroyVM(name string) error {
 	a := c.agents[name]
 	if err := a.Drain(); err != nil {
 		return err
@@ -256,10 +276,11 @@ func (c *Cluster) deleteVM(group string, index int) error {
 		return err
 	}
 	a.Halt()
-	delete(c.agents, name)
-	delete(c.ids, name)
 	if err := a.VM.Destroy(); err != nil {
 		return err
 	}
-	return c.net.RemoveHost(a.VM.Host.Name)
+	if err := c.net.RemoveHost(a.VM.Host.Name); err != nil {
+		return err
+	}
+	return os.RemoveAll(a.VM.Root)
 }

@@ -16,7 +16,6 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
-	"github.com/flannel-dns/flannel-dns/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
 	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
@@ -407,22 +406,6 @@ func Routes(w *worker.Worker, flannelSubnet string) bool {
 	}
 	routes, err := flannelRoutes(w)
 	return err == nil && routes[subnet.Masked().String()]
-}
-
-// RebootWorker power-cycles w: every process killed, its volatile state gone (vm.PowerOff), then the boot,
-// where monit runs each job's start program and nothing else (no pre-start). The worker's pod stays (its
-// veth too), standing for the pods that kubelet would start again. Returns when subnet.env is back.
-func (c *Cluster) RebootWorker(w *worker.Worker) error {
-	c.Logf("%s: power off", w.Name)
-	if err := w.PowerOff("pod0"); err != nil {
-		return err
-	}
-	c.Logf("%s: boot (monit starts the jobs)", w.Name)
-	if err := w.Agent.Start(agent.Watch(c.update.UpdateWatch)); err != nil {
-		return err
-	}
-	_, err := c.waitForSubnet(w)
-	return err
 }
 
 // Witness probes between the pods of the given workers only, from a second address on each pod (the one

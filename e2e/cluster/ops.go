@@ -279,7 +279,7 @@ func LogTail(path string, n int) string {
 // Redeploy updates w with the jobs it has, as the director does when something of the instance changed:
 // drain, stop, pre-start, start, post-start.
 func (c *Cluster) Redeploy(w *worker.Worker) error {
-	rendered, _ := c.plan.Of(instanceName("worker", w.Index))
+	rendered := c.applied[c.ids[instanceName("worker", w.Index)]]
 	c.Logf("updating %s", w.Name)
 	return w.Agent.Deploy(rendered.Jobs, agent.Watch(c.update.UpdateWatch))
 }

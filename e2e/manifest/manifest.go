@@ -5,8 +5,6 @@
 package manifest
 
 import (
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -35,12 +33,6 @@ type Update struct {
 // keeps looking until Max.
 type Watch struct {
 	Min, Max time.Duration
-}
-
-// Simulated is the simulated cluster's own ops-file.
-func Simulated() string {
-	_, here, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(here), "simulated.yml")
 }
 
 // Build interpolates manifest with opsFiles, generating credentials into varsStore (shared between builds,

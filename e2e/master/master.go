@@ -184,6 +184,9 @@ func (m *Member) memberID(name string) (string, error) {
 	return "", nil
 }
 
+// Running tells whether etcd runs on the member.
+func (m *Member) Running() bool { return m.PID(process) != 0 && syscall.Kill(m.PID(process), 0) == nil }
+
 // Halt stops etcd as a crash or `monit stop` would, keeping its data directory for Resume.
 func (m *Member) Halt() { m.VM.Stop(process, 10*time.Second) }
 

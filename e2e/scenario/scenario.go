@@ -25,9 +25,16 @@ type Step struct {
 	Changes    cluster.Changes
 	Workers    []WorkerState
 	Sent, Lost int // pod probe datagrams during the step
+	// DNSProblems are answers of bosh-dns, on any VM, that break what the aliases promise after the step.
+	DNSProblems []string
+	DNSSettled  time.Duration // how long after the step's actions every answer was right
 	Took       time.Duration
 	Start, End time.Time // the step's window: its actions, then the settle time
 }
+
+// dnsTimeout bounds the wait for bosh-dns's answers after a step: a new master that bosh-dns checked while it
+// was still starting is left out of the alias until its next check, every remote_health_interval (20 s).
+const dnsTimeout = time.Minute
 
 type action struct {
 	name       string
@@ -76,6 +83,9 @@ func runStep(c *cluster.Cluster, a action, settle time.Duration) (Step, error) {
 		step.End = time.Now()
 		return step, err
 	}
+	settled := time.Now()
+	step.DNSProblems = c.AwaitDNS(dnsTimeout)
+	step.DNSSettled = time.Since(settled)
 	time.Sleep(settle)
 	end := time.Now()
 	step.Took, step.End = end.Sub(start), end

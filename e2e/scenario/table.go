@@ -31,8 +31,9 @@ func WriteTable(out io.Writer, steps []Step) error {
 // Progress is the one line printed as a step ends.
 func Progress(s Step) string {
 	created, deleted := listOrNone(s.Changes.Created), listOrNone(s.Changes.Deleted)
-	return fmt.Sprintf("%-30s %5.1fs  created: %s  deleted: %s  updated: %s (kubo-style: %s)  probe loss: %s",
-		s.Name, s.Took.Seconds(), created, deleted, listOrNone(s.Changes.Updated), listOrNone(s.Changes.KuboUpdated), loss(s))
+	return fmt.Sprintf("%-30s %5.1fs  created: %s  deleted: %s  updated: %s (kubo-style: %s)  probe loss: %s  bosh-dns right after %.1fs (%d wrong)",
+		s.Name, s.Took.Seconds(), created, deleted, listOrNone(s.Changes.Updated), listOrNone(s.Changes.KuboUpdated), loss(s),
+		s.DNSSettled.Seconds(), len(s.DNSProblems))
 }
 
 func loss(s Step) string {

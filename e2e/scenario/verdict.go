@@ -6,11 +6,15 @@ import (
 )
 
 // Violations lists every pass criterion that the steps break: a worker updated in a master step, a
-// flanneld PID or subnet that changed, a lease missing from etcd, probe loss (or no probing) in a master step.
+// flanneld PID or subnet that changed, a lease missing from etcd, probe loss (or no probing) in a master step,
+// a bosh-dns answer that breaks what the aliases promise.
 func Violations(steps []Step) []string {
 	var v []string
 	first := map[string]WorkerState{}
 	for _, s := range steps {
+		for _, p := range s.DNSProblems {
+			v = append(v, fmt.Sprintf("%s: %s", s.Name, p))
+		}
 		for _, name := range s.Changes.Updated {
 			if s.MasterStep && strings.HasPrefix(name, "worker/") {
 				v = append(v, fmt.Sprintf("%s: %s was updated", s.Name, name))
