@@ -33,7 +33,7 @@ type Agent struct {
 	// CompanionRunning, when set, says whether what BeforeStart starts runs: monit watches it like a job's
 	// process, so it counts for the instance's health.
 	CompanionRunning func() bool
-	Logf        func(format string, args ...any)
+	Logf             func(format string, args ...any)
 
 	mu     sync.Mutex
 	jobs   []installed

@@ -61,7 +61,9 @@ func (cfg Config) opsFiles() []string {
 		filepath.Join(cfg.Repo, "manifests", "ops-files", "flannel-dns-tls-etcd-v0-17-0.yml"), cfg.simulated()}
 }
 
-func (cfg Config) simulated() string { return filepath.Join(cfg.Repo, "e2e", "manifest", "simulated.yml") }
+func (cfg Config) simulated() string {
+	return filepath.Join(cfg.Repo, "e2e", "manifest", "simulated.yml")
+}
 
 // releases are the jobs/ directories of the releases whose jobs the VMs run.
 func (cfg Config) releases() map[string]string {
@@ -102,13 +104,13 @@ type Cluster struct {
 	plan, kuboPlan *director.Plan
 	// applied is what each instance (by ID) runs: the director compares a deploy with it, not with the plan
 	// of the last deploy, which may have stopped before reaching every instance.
-	applied map[string]director.Rendered
-	dnsVersion     int
-	disks          int // VM disks made so far; each VM gets a new one
-	extraOps       []string
-	Prober         *pods.Prober
-	pods           []*pods.Pod
-	launched       chan error // the deploy that LaunchWorker started
+	applied    map[string]director.Rendered
+	dnsVersion int
+	disks      int // VM disks made so far; each VM gets a new one
+	extraOps   []string
+	Prober     *pods.Prober
+	pods       []*pods.Pod
+	launched   chan error // the deploy that LaunchWorker started
 }
 
 // Deployed is what one deploy did.

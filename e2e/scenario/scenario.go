@@ -28,8 +28,8 @@ type Step struct {
 	// DNSProblems are answers of bosh-dns, on any VM, that break what the aliases promise after the step.
 	DNSProblems []string
 	DNSSettled  time.Duration // how long after the step's actions every answer was right
-	Took       time.Duration
-	Start, End time.Time // the step's window: its actions, then the settle time
+	Took        time.Duration
+	Start, End  time.Time // the step's window: its actions, then the settle time
 }
 
 // dnsTimeout bounds the wait for bosh-dns's answers after a step: a new master that bosh-dns checked while it
