@@ -117,6 +117,7 @@ func (a *Agent) link(target, path string) error {
 	return nil
 }
 
+// clearLinks removes the agent's links (and monit files) of the jobs applied before.
 func (a *Agent) clearLinks(dirs ...string) error {
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(a.VM.Path(dir))
@@ -124,6 +125,9 @@ func (a *Agent) clearLinks(dirs ...string) error {
 			return bosherr.WrapErrorf(err, "Reading %s on %s", dir, a.VM.Name)
 		}
 		for _, e := range entries {
+			if e.Type()&os.ModeSymlink == 0 && !strings.HasSuffix(e.Name(), ".monitrc") {
+				continue // not the agent's
+			}
 			if err := os.Remove(filepath.Join(a.VM.Path(dir), e.Name())); err != nil {
 				return bosherr.WrapErrorf(err, "Removing %s/%s on %s", dir, e.Name(), a.VM.Name)
 			}
