@@ -65,7 +65,7 @@ var _ = Describe("flanneld's launcher config", func() {
 		"iface":                     {"eth1", "flanneld.iface", "eth1"},
 		"public-ip":                 {"192.0.2.7", "flanneld.public_ip", "192.0.2.7"},
 		"ip-masq":                   {false, "flanneld.ip_masq", false},
-		"subnet-file":               {"/run/flannel-dns/subnet.env", "flanneld.subnet_file", "/run/flannel-dns/subnet.env"},
+		"subnet-file":               {"/run/flannel/other.env", "flanneld.subnet_file", "/run/flannel/other.env"},
 		"launcher.startup-deadline": {"90s", "timing.startup_deadline", "90s"},
 		"launcher.dns-timeout":      {"3s", "timing.dns_timeout", "3s"},
 		"launcher.probe-timeout":    {"1500ms", "timing.probe_timeout", "1500ms"},
