@@ -28,7 +28,7 @@ func NewTuner(pid, remotePort int, settings Settings, logger boshlog.Logger) *Tu
 }
 
 // Run calls Cycle on every tick until ctx ends, logging failures (see onTicks). It returns a *RefusedError
-// when the kernel refuses the pidfd calls, which retrying cannot fix; nil when ctx ends.
+// when the kernel refuses the pidfd calls for good, which retrying cannot fix; nil when ctx ends.
 func (t *Tuner) Run(ctx context.Context, ticks <-chan time.Time) error {
 	return onTicks(ctx, ticks, func() error { _, err := t.Cycle(); return err }, func(err error) {
 		t.logger.Warn(logTag, "Tuning keepalive on pid %d's sockets to port %d failed, retrying: %s", t.pid, t.port, err)
@@ -142,26 +142,32 @@ func tcpPeer(fd int) (*net.TCPAddr, error) {
 	return nil, nil
 }
 
-// hint names the usual causes of EPERM: a seccomp filter without the pidfd calls (bpm's profile for processes
-// that are not privileged), or no ptrace access to the process.
+// hint names the usual causes of a refusal: a seccomp filter without the pidfd calls (bpm's profile for
+// processes that are not privileged), no ptrace access to the process, or a kernel without the calls.
 func hint(err error) string {
-	if !errors.Is(err, unix.EPERM) {
-		return ""
+	switch {
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return " (a seccomp filter, such as bpm's for unprivileged jobs, blocks pidfd_open/pidfd_getfd; or no ptrace" +
+			" access: needs the same uid and no more capabilities than the launcher, or CAP_SYS_PTRACE)"
+	case errors.Is(err, unix.ENOSYS):
+		return " (the kernel has no pidfd_getfd before Linux 5.6, no pidfd_open before 5.3)"
 	}
-	return " (a seccomp filter, such as bpm's for unprivileged jobs, blocks pidfd_open/pidfd_getfd; or no ptrace" +
-		" access: needs the same uid and no more capabilities than the launcher, or CAP_SYS_PTRACE)"
+	return ""
 }
 
-// RefusedError is a failure of the pidfd calls with EPERM: a seccomp filter or missing ptrace access, which
-// stays for the process's life. Reaper is the fallback for it.
+// RefusedError is a failure of the pidfd calls that stays for the process's life: EPERM or EACCES (a seccomp
+// filter, missing ptrace access) or ENOSYS (a kernel without the call). Reaper is the fallback for it.
 type RefusedError struct{ Err error }
 
 func (e *RefusedError) Error() string { return e.Err.Error() }
 
-// refused marks wrapped as a RefusedError when cause is EPERM (bosherr's wrapping hides the cause from errors.Is).
+// refused marks wrapped as a RefusedError when cause is a lasting refusal (bosherr's wrapping hides the cause
+// from errors.Is).
 func refused(wrapped, cause error) error {
-	if errors.Is(cause, unix.EPERM) {
-		return &RefusedError{Err: wrapped}
+	for _, lasting := range []unix.Errno{unix.EPERM, unix.EACCES, unix.ENOSYS} {
+		if errors.Is(cause, lasting) {
+			return &RefusedError{Err: wrapped}
+		}
 	}
 	return wrapped
 }

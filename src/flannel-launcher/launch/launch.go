@@ -85,8 +85,8 @@ func (l Launcher) watchAlias(ctx context.Context, current []net.IP) {
 }
 
 // tuneKeepalive makes flanneld notice a dead etcd member within seconds (docs/failover.md): it sets keepalive on
-// flanneld's etcd sockets, whose client sets none, and when the kernel refuses that (bpm's seccomp profile),
-// switches to the Reaper for the rest of flanneld's life.
+// flanneld's etcd sockets, whose client sets none, and when the kernel refuses that for good (bpm's seccomp
+// profile, a kernel before 5.6), switches to the Reaper for the rest of flanneld's life.
 func (l Launcher) tuneKeepalive(ctx context.Context, pid int) {
 	tuner := keepalive.NewTuner(pid, l.Config.Etcd.Port, keepalive.DefaultSettings(), l.Logger)
 	refusal := tuner.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
@@ -94,8 +94,7 @@ func (l Launcher) tuneKeepalive(ctx context.Context, pid int) {
 		return
 	}
 	l.Logger.Warn(logTag, "Dead etcd members: switching from keepalive tuning to ICMP echo + SOCK_DESTROY for the rest "+
-		"of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd (bpm's seccomp profile for "+
-		"unprivileged jobs lacks them): %s", refusal)
+		"of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd for good: %s", refusal)
 	reaper, err := keepalive.NewReaper(pid, l.Config.Etcd.Port, l.Logger)
 	if err != nil {
 		l.Logger.Error(logTag, "Dead etcd members: the fallback cannot start, flanneld's sockets keep the kernel's "+
