@@ -37,7 +37,7 @@ var _ = Describe("A black-holed peer", func() {
 			startHolder([]string{"ip", "netns", "exec", server}, "listen", serverIP+":"+etcdPort, serverIP+":"+otherPort)
 			holder := startHolder([]string{"ip", "netns", "exec", client}, mode, serverIP+":"+etcdPort, serverIP+":"+otherPort)
 			logger, _ := testlog.New()
-			Expect(keepalive.NewTuner(holder.Command.Process.Pid, 2379, keepalive.DefaultSettings(), logger).Cycle()).To(Equal(1))
+			Expect(keepalive.NewTuner(openProcess(holder.Command.Process.Pid), 2379, keepalive.DefaultSettings(), logger).Cycle()).To(Equal(1))
 
 			blackHole(server)
 			cut := time.Now()
@@ -65,7 +65,7 @@ var _ = Describe("A black-holed peer", func() {
 			return string(out)
 		}).Should(ContainSubstring(serverIP + ":" + etcdPort))
 		logger, _ := testlog.New()
-		tuner := keepalive.NewTuner(holder.Command.Process.Pid, 2379, keepalive.DefaultSettings(), logger)
+		tuner := keepalive.NewTuner(openProcess(holder.Command.Process.Pid), 2379, keepalive.DefaultSettings(), logger)
 
 		Expect(tuner.Cycle()).To(Equal(0))
 		run("ip", "netns", "exec", server, "nft", "delete table inet blackhole")

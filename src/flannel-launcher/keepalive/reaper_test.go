@@ -95,7 +95,7 @@ var _ = Describe("Reaper", func() {
 		other := holdingListener(net.JoinHostPort(etcd.IP.String(), "0"))
 		holder := startHolder(nil, "dial", etcd.String(), etcd.String(), other.String())
 		logger, logs := testlog.New()
-		reaper, err := keepalive.NewReaper(holder.Command.Process.Pid, etcd.Port, logger)
+		reaper, err := keepalive.NewReaper(openProcess(holder.Command.Process.Pid), etcd.Port, logger)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(reaper.Close)
 

@@ -14,17 +14,17 @@ import (
 // Tuner sets Settings on the TCP sockets that one process holds to one remote port, each socket once. It
 // reads /proc and the process's sockets: it sends nothing to the peer. Not safe for concurrent use.
 type Tuner struct {
-	pid      int
+	process  *Process
+	pid      int // for messages
 	port     int
 	settings Settings
-	procRoot string
 	logger   boshlog.Logger
 	done     map[uint64]bool // sockets tuned, or not to tune (another kind, another port, a listener)
 }
 
-// NewTuner tunes the sockets that pid holds to remotePort.
-func NewTuner(pid, remotePort int, settings Settings, logger boshlog.Logger) *Tuner {
-	return &Tuner{pid: pid, port: remotePort, settings: settings, procRoot: "/proc", logger: logger, done: map[uint64]bool{}}
+// NewTuner tunes the sockets that the process holds to remotePort.
+func NewTuner(process *Process, remotePort int, settings Settings, logger boshlog.Logger) *Tuner {
+	return &Tuner{process: process, pid: process.PID(), port: remotePort, settings: settings, logger: logger, done: map[uint64]bool{}}
 }
 
 // Run calls Cycle on every tick until ctx ends, logging failures (see onTicks). It returns a *RefusedError
@@ -39,17 +39,12 @@ func (t *Tuner) Run(ctx context.Context, ticks <-chan time.Time) error {
 // and returns how many it tuned. Sockets that have closed are forgotten. In steady state a cycle only lists
 // /proc/<pid>/fd.
 func (t *Tuner) Cycle() (int, error) {
-	sockets, err := socketFDs(t.procRoot, t.pid)
+	sockets, err := t.process.sockets()
 	if err != nil {
 		return 0, bosherr.WrapErrorf(err, "Finding pid %d's sockets", t.pid)
 	}
 	done := map[uint64]bool{}
 	pidfd := -1
-	defer func() {
-		if pidfd >= 0 {
-			unix.Close(pidfd)
-		}
-	}()
 	var failure error
 	count := 0
 	for _, socket := range sockets {
@@ -58,7 +53,7 @@ func (t *Tuner) Cycle() (int, error) {
 			continue
 		}
 		if pidfd < 0 {
-			if pidfd, err = unix.PidfdOpen(t.pid, 0); err != nil {
+			if pidfd, err = t.process.pidFD(); err != nil {
 				return 0, refused(bosherr.WrapErrorf(err, "Opening a pidfd for pid %d%s", t.pid, hint(err)), err)
 			}
 		}
