@@ -18,6 +18,7 @@ import (
 
 const (
 	serverIP  = "198.51.100.2"
+	serverIP6 = "2001:db8:1::2" // a documentation prefix, as 198.51.100.0/24 is
 	etcdPort  = "2379"
 	otherPort = "2380"
 	dropInput = "add chain inet blackhole input { type filter hook input priority 0; policy drop; }"
@@ -76,7 +77,7 @@ var _ = Describe("A black-holed peer", func() {
 })
 
 // linkedNamespaces creates a client and a server network namespace joined by a veth pair (198.51.100.1 and
-// serverIP), removed when the spec ends.
+// serverIP, 2001:db8:1::1 and serverIP6), removed when the spec ends.
 func linkedNamespaces(prefix string) (client, server string) {
 	suffix := fmt.Sprintf("%d-%04x", GinkgoParallelProcess(), rand.IntN(0x10000))
 	client, server = prefix+"-client-"+suffix, prefix+"-server-"+suffix
@@ -88,6 +89,9 @@ func linkedNamespaces(prefix string) (client, server string) {
 	run("ip", "link", "add", "veth0", "netns", client, "type", "veth", "peer", "name", "veth0", "netns", server)
 	run("ip", "-n", client, "address", "add", "198.51.100.1/24", "dev", "veth0")
 	run("ip", "-n", server, "address", "add", serverIP+"/24", "dev", "veth0")
+	// nodad: usable at once, without duplicate address detection's wait
+	run("ip", "-n", client, "address", "add", "2001:db8:1::1/64", "dev", "veth0", "nodad")
+	run("ip", "-n", server, "address", "add", serverIP6+"/64", "dev", "veth0", "nodad")
 	run("ip", "-n", client, "link", "set", "veth0", "up")
 	run("ip", "-n", server, "link", "set", "veth0", "up")
 	return client, server

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
-	"golang.org/x/sys/unix"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/sockdiag"
 )
@@ -16,28 +15,30 @@ type conn struct {
 	inode  uint64
 }
 
-func (c conn) peer() netip.Addr { return c.socket.Remote.Addr() }
+// peer is the address to ping: an IPv6 socket's IPv4-mapped peer is an IPv4 host.
+func (c conn) peer() netip.Addr { return c.socket.Remote.Addr().Unmap() }
 
 // known is what a socket table dump said about one of the process's socket inodes.
 type known struct {
 	conn    conn
-	ours    bool // an IPv4 TCP connection to the port
+	ours    bool // a TCP connection to the port
 	settled bool // false: absent from one dump only (created but not yet connected, say); looked at again
 }
 
-// connTable finds a process's IPv4 TCP connections to a port: its socket inodes from /proc/<pid>/fd, their
+// connTable finds a process's TCP connections to a port, IPv4 and IPv6: its socket inodes from /proc/<pid>/fd, their
 // addresses from a NETLINK_SOCK_DIAG dump of the network namespace's TCP sockets, matched by inode. The dump
 // reads every TCP socket of the namespace (the host's), so it runs only when the process's set of sockets has
 // changed; steady state only lists /proc/<pid>/fd.
 type connTable struct {
-	process *Process
-	port    int
-	inodes  map[uint64]known
-	dumps   int // how many dumps so far: for tests and benchmarks
+	process  *Process
+	port     int
+	families []uint8 // the address families to dump
+	inodes   map[uint64]known
+	dumps    int // how many dumps so far: for tests and benchmarks
 }
 
-func newConnTable(process *Process, port int) *connTable {
-	return &connTable{process: process, port: port, inodes: map[uint64]known{}}
+func newConnTable(process *Process, port int, families []uint8) *connTable {
+	return &connTable{process: process, port: port, families: families, inodes: map[uint64]known{}}
 }
 
 // conns returns the process's connections to the port now.
@@ -73,14 +74,18 @@ func (t *connTable) changed(sockets []socketFD) bool {
 	return false
 }
 
-// refresh dumps the namespace's IPv4 TCP sockets and notes what each of the process's sockets is. A socket
-// absent from the dump is settled as "not a TCP connection" only when it is absent from a second dump too: a
-// TCP socket between socket() and connect() is in no table yet.
+// refresh dumps the namespace's TCP sockets and notes what each of the process's sockets is. A socket absent
+// from the dump is settled as "not a TCP connection" only when it is absent from a second dump too: a TCP socket
+// between socket() and connect() is in no table yet.
 func (t *connTable) refresh(sockets []socketFD) error {
-	dumped, err := sockdiag.DumpTCP(unix.AF_INET)
 	t.dumps++
-	if err != nil {
-		return err
+	var dumped []sockdiag.Socket
+	for _, family := range t.families {
+		some, err := sockdiag.DumpTCP(family)
+		if err != nil {
+			return err
+		}
+		dumped = append(dumped, some...)
 	}
 	byInode := make(map[uint64]sockdiag.Socket, len(dumped))
 	for _, socket := range dumped {

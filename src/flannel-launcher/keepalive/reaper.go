@@ -9,6 +9,7 @@ import (
 	"time"
 
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	"golang.org/x/sys/unix"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/sockdiag"
 )
@@ -21,8 +22,8 @@ const DeadAfter = 3
 
 // Reaper is the fallback for when the kernel refuses the Tuner's pidfd calls (bpm's seccomp profile for jobs
 // that are not privileged). It needs only CAP_NET_RAW and CAP_NET_ADMIN, which the flanneld job has. On each
-// tick it sends one ICMP echo request to every peer that the process holds an IPv4 TCP connection to on the
-// port; when a peer that has answered before misses DeadAfter echoes in a row, it destroys the process's
+// tick it sends one ICMP (or ICMPv6) echo request to every peer that the process holds a TCP connection to on
+// the port; when a peer that has answered before misses DeadAfter echoes in a row, it destroys the process's
 // connections to it (SOCK_DESTROY, as `ss -K`), and flanneld's etcd client reconnects through the other
 // endpoints. It sends nothing to etcd. A peer that never answers ICMP is never judged dead. Not safe for
 // concurrent use.
@@ -49,7 +50,11 @@ func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper
 	if err != nil {
 		return nil, err
 	}
-	return &Reaper{pid: process.PID(), port: remotePort, logger: logger, table: newConnTable(process, remotePort),
+	families := []uint8{unix.AF_INET}
+	if echo.hasIPv6() {
+		families = append(families, unix.AF_INET6)
+	}
+	return &Reaper{pid: process.PID(), port: remotePort, logger: logger, table: newConnTable(process, remotePort, families),
 		echo: echo, peers: map[netip.Addr]*peer{}}, nil
 }
 
