@@ -19,6 +19,7 @@ import (
 const (
 	serverIP  = "198.51.100.2"
 	serverIP6 = "2001:db8:1::2" // a documentation prefix, as 198.51.100.0/24 is
+	otherIP   = "198.51.100.3"  // a second address of the server's, added by the specs that need it
 	etcdPort  = "2379"
 	otherPort = "2380"
 	dropInput = "add chain inet blackhole input { type filter hook input priority 0; policy drop; }"

@@ -1,8 +1,10 @@
 package keepalive
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
-	"math/rand/v2"
 	"net/netip"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -48,6 +50,7 @@ func (e *echoer) round(addrs []netip.Addr) (map[netip.Addr]bool, error) {
 			return nil, err
 		}
 		p.seq++
+		clear(p.sent)
 	}
 	for _, addr := range addrs {
 		p := e.v4
@@ -93,13 +96,19 @@ var (
 )
 
 // pinger is one raw socket. A socket filter keeps only echo replies carrying its identifier, so the socket's
-// queue holds nothing else between ticks however much other ICMP the host receives.
+// queue holds nothing else between ticks however much other ICMP the host receives. The identifier and the
+// sequence number are 32 bits that an off-path sender could guess; the random payload of each echo is not, and
+// only a reply that carries it back from the address it went to counts.
 type pinger struct {
 	family
 	fd      int
 	id, seq uint16
+	sent    map[netip.Addr][]byte // this round's payload per address
 	buf     []byte
 }
+
+// payloadSize is how many random bytes each echo carries.
+const payloadSize = 16
 
 func newPinger(f family) (*pinger, error) {
 	fd, err := unix.Socket(f.domain, unix.SOCK_RAW|unix.SOCK_CLOEXEC, f.proto)
@@ -107,7 +116,8 @@ func newPinger(f family) (*pinger, error) {
 		return nil, bosherr.WrapErrorf(err, "Opening a raw %s ICMP socket (needs CAP_NET_RAW)", f.name)
 	}
 	// A random identifier rather than the PID: under bpm every job's first process is PID 1 in its namespace.
-	p := &pinger{family: f, fd: fd, id: uint16(rand.Uint32()), buf: make([]byte, 1500)}
+	p := &pinger{family: f, fd: fd, id: binary.NativeEndian.Uint16(randomBytes(2)), sent: map[netip.Addr][]byte{},
+		buf: make([]byte, 1500)}
 	if err := p.filter(); err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -153,9 +163,13 @@ func typeNumber(t icmp.Type) uint32 {
 	return 0
 }
 
-// send sends one echo request of the current round to addr. The kernel fills in an ICMPv6 checksum.
+// send sends one echo request of the current round to addr, with a payload of its own. The kernel fills in an
+// ICMPv6 checksum.
 func (p *pinger) send(addr netip.Addr) error {
-	request, err := (&icmp.Message{Type: p.request, Body: &icmp.Echo{ID: int(p.id), Seq: int(p.seq)}}).Marshal(nil)
+	payload := randomBytes(payloadSize)
+	p.sent[addr] = payload
+	echo := &icmp.Echo{ID: int(p.id), Seq: int(p.seq), Data: payload}
+	request, err := (&icmp.Message{Type: p.request, Body: echo}).Marshal(nil)
 	if err != nil {
 		return bosherr.WrapError(err, "Building an ICMP echo request")
 	}
@@ -163,6 +177,12 @@ func (p *pinger) send(addr netip.Addr) error {
 		return bosherr.WrapErrorf(err, "Sending an ICMP echo request to %s", addr)
 	}
 	return nil
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b) // never fails (crypto/rand)
+	return b
 }
 
 func sockaddr(addr netip.Addr) unix.Sockaddr {
@@ -183,7 +203,7 @@ func (p *pinger) collect(answered map[netip.Addr]bool) error {
 			return bosherr.WrapErrorf(err, "Reading %s ICMP echo replies", p.name)
 		}
 		source, ok := senderOf(from)
-		if ok && p.isReply(p.buf[:n]) {
+		if ok && p.isReply(p.buf[:n], p.sent[source]) {
 			answered[source] = true
 		}
 	}
@@ -199,8 +219,9 @@ func senderOf(from unix.Sockaddr) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// isReply checks a packet against the filter's rule and the round's sequence number.
-func (p *pinger) isReply(packet []byte) bool {
+// isReply checks a packet against the filter's rule, the round's sequence number and the payload sent to its
+// sender (nil when nothing was).
+func (p *pinger) isReply(packet []byte, payload []byte) bool {
 	if p.headerInPackets {
 		if len(packet) < 1 || len(packet) < int(packet[0]&0x0f)*4 {
 			return false
@@ -212,7 +233,7 @@ func (p *pinger) isReply(packet []byte) bool {
 		return false
 	}
 	echo, ok := message.Body.(*icmp.Echo)
-	return ok && echo.ID == int(p.id) && echo.Seq == int(p.seq)
+	return ok && echo.ID == int(p.id) && echo.Seq == int(p.seq) && payload != nil && bytes.Equal(echo.Data, payload)
 }
 
 func (p *pinger) close() error {

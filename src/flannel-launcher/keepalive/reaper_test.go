@@ -64,6 +64,27 @@ var _ = Describe("Reaper in network namespaces", func() {
 		Entry("IPv6", serverIP6),
 	)
 
+	// An off-path host may guess the identifier and the sequence number (32 bits); it cannot guess the random
+	// payload of each echo. Here it even sees the requests and answers each one.
+	DescribeTable("judges dead a silent peer whatever replies are forged in its name",
+		func(forgery ...string) {
+			run("ip", "-n", serverNS, "address", "add", otherIP+"/24", "dev", "veth0")
+			start(serverIP+":"+etcdPort, serverIP+":"+otherPort)
+			Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
+			forger := startSpoofer(serverNS, append([]string{serverIP}, forgery...)...)
+
+			blackHole(serverNS)
+			forgedBefore := strings.Count(string(forger.Out.Contents()), "forged")
+
+			Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
+				gbytes.Say(`closed %s:%s: .*software caused connection abort`, serverIP, etcdPort))
+			Expect(strings.Count(string(forger.Out.Contents()), "forged")-forgedBefore).To(
+				BeNumerically(">=", keepalive.DeadAfter), "forged replies during the silence")
+		},
+		Entry("replies from the peer's address without the echo's payload", "wrong-payload"),
+		Entry("replies with the echo's payload from another address", "other-source", otherIP),
+	)
+
 	It("never judges dead a peer that does not answer ICMP, and says so once", func() {
 		run("ip", "netns", "exec", serverNS, "nft", "add table inet noping")
 		run("ip", "netns", "exec", serverNS, "nft", "add chain inet noping input { type filter hook input priority 0; }")
@@ -113,6 +134,17 @@ var _ = Describe("Reaper", func() {
 		Expect(logs).To(gbytes.Say(`Peer %s answers ICMP echo`, etcd.IP))
 	})
 })
+
+// startSpoofer runs echospoofer in the namespace and waits until it reads the requests. It is killed when the
+// spec ends.
+func startSpoofer(ns string, args ...string) *gexec.Session {
+	command := exec.Command("ip", append([]string{"netns", "exec", ns, echospoofer}, args...)...)
+	session, err := gexec.Start(command, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait() })
+	Eventually(session).Should(gbytes.Say("spoofing"))
+	return session
+}
 
 // countArrivals counts, from now on, the packets the namespace receives: TCP to the etcd port, ICMP echo
 // requests, and anything else (except ARP, which nftables' inet family does not see).
