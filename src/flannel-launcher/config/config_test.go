@@ -10,8 +10,10 @@ import (
 	"encoding/pem"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -67,6 +69,37 @@ func set(doc map[string]any, dotted string, value any) {
 		section = section[part].(map[string]any)
 	}
 	section[parts[len(parts)-1]] = value
+}
+
+// asNobody is the user to load a config as so that file modes apply: nobody (65534) when running as root,
+// nil (this process's user) otherwise.
+func asNobody() *syscall.Credential {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return &syscall.Credential{Uid: 65534, Gid: 65534}
+}
+
+// nobodysDir is a directory that nobody can enter, removed when the spec ends (GinkgoT().TempDir's parents are
+// private to root).
+func nobodysDir() string {
+	dir, err := os.MkdirTemp("", "config-test-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	return dir
+}
+
+// giveAway hands dir and everything in it to user (nil: keep them).
+func giveAway(dir string, user *syscall.Credential) {
+	if user == nil {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	Expect(err).NotTo(HaveOccurred())
+	for _, entry := range entries {
+		Expect(os.Chown(filepath.Join(dir, entry.Name()), int(user.Uid), int(user.Gid))).To(Succeed())
+	}
+	Expect(os.Chown(dir, int(user.Uid), int(user.Gid))).To(Succeed())
 }
 
 func problemsOf(err error) []string {
@@ -206,13 +239,27 @@ var _ = Describe("Load", func() {
 			Expect(problemsOf(err)).To(ConsistOf("etcd.ca_file: cannot read '" + filepath.Join(dir, "ca.crt") + "': no such file"))
 		})
 
+		// Root reads a file whatever its mode, and CI runs as root: then the file belongs to nobody, who loads the
+		// config in a process of its own.
 		It("names an unreadable file", func() {
-			if os.Geteuid() == 0 {
-				Skip("root reads files whatever their mode")
+			user := asNobody()
+			dir := GinkgoT().TempDir()
+			if user != nil {
+				dir = nobodysDir()
 			}
+			writeKeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
+			writeKeyPair(filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key"))
+			path := filepath.Join(dir, "launcher.json")
+			writeJSON(path, validJSON(dir))
+			giveAway(dir, user)
 			Expect(os.Chmod(filepath.Join(dir, "client.crt"), 0)).To(Succeed())
-			_, err := load()
-			Expect(problemsOf(err)).To(ConsistOf(ContainSubstring("etcd.cert_file: cannot read")))
+
+			load := exec.Command(loadCommand, path)
+			load.SysProcAttr = &syscall.SysProcAttr{Credential: user}
+			out, err := load.Output()
+
+			Expect(err).To(MatchError(ContainSubstring("exit status 2")))
+			Expect(string(out)).To(Equal("etcd.cert_file: cannot read '" + filepath.Join(dir, "client.crt") + "': permission denied\n"))
 		})
 
 		It("rejects a key that others can read, without printing it", func() {
