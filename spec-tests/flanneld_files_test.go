@@ -11,27 +11,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/flannel-dns/flannel-dns/jobrender"
 )
-
-type bpmConfig struct {
-	Processes []struct {
-		Name         string   `yaml:"name"`
-		Executable   string   `yaml:"executable"`
-		Args         []string `yaml:"args"`
-		Capabilities []string `yaml:"capabilities"`
-		Unsafe       struct {
-			Privileged          bool `yaml:"privileged"`
-			UnrestrictedVolumes []struct {
-				Path      string `yaml:"path"`
-				Writable  bool   `yaml:"writable"`
-				MountOnly bool   `yaml:"mount_only"`
-			} `yaml:"unrestricted_volumes"`
-		} `yaml:"unsafe"`
-	} `yaml:"processes"`
-}
 
 var _ = Describe("flanneld's other files", func() {
 	render := func(dotted map[string]interface{}) jobrender.Rendered {
@@ -49,15 +31,15 @@ var _ = Describe("flanneld's other files", func() {
 	})
 
 	Describe("bpm.yml", func() {
-		parse := func(rendered jobrender.Rendered) bpmConfig {
-			var bpm bpmConfig
-			Expect(yaml.Unmarshal(rendered.Files["config/bpm.yml"], &bpm)).To(Succeed())
-			Expect(bpm.Processes).To(HaveLen(1))
-			return bpm
+		// as bpm reads it (bpm_test.go)
+		parse := func(rendered jobrender.Rendered) bpmView {
+			view, err := checkBPM(rendered.Files["config/bpm.yml"])
+			Expect(err).NotTo(HaveOccurred())
+			return view
 		}
 
 		It("runs the launcher from a package of the job with the rendered config", func() {
-			process := parse(render(nil)).Processes[0]
+			process := parse(render(nil)).Process
 			Expect(process.Name).To(Equal("flanneld"), "monit starts the process named like the job")
 			Expect(process.Args).To(Equal([]string{"run", "--config", "/var/vcap/jobs/flanneld/config/" + filepath.Base(launcherConfig)}))
 			Expect(flanneld.Templates).To(ContainElement(launcherConfig))
@@ -71,8 +53,10 @@ var _ = Describe("flanneld's other files", func() {
 		})
 
 		It("grants only NET_ADMIN and NET_RAW, unprivileged, and only /run/flannel and the xtables lock", func() {
-			process := parse(render(map[string]interface{}{"subnet-file": "/run/flannel/other.env"})).Processes[0]
+			view := parse(render(map[string]interface{}{"subnet-file": "/run/flannel/other.env"}))
+			process := view.Process
 			Expect(process.Capabilities).To(ConsistOf("NET_ADMIN", "NET_RAW"))
+			Expect(view.Capabilities.Bounding).To(ConsistOf("CAP_NET_ADMIN", "CAP_NET_RAW"))
 			Expect(process.Unsafe.Privileged).To(BeFalse())
 			var paths []string
 			for _, volume := range process.Unsafe.UnrestrictedVolumes {
@@ -88,7 +72,7 @@ var _ = Describe("flanneld's other files", func() {
 				rendered, err := renderConfig(dotted)
 				Expect(err).NotTo(HaveOccurred())
 				dir := filepath.Dir(lookup(rendered, "flanneld.subnet_file").(string))
-				Expect(parse(render(dotted)).Processes[0].Unsafe.UnrestrictedVolumes).To(ContainElement(
+				Expect(parse(render(dotted)).Process.Unsafe.UnrestrictedVolumes).To(ContainElement(
 					SatisfyAll(HaveField("Path", dir), HaveField("Writable", true))))
 			}
 		})
