@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,15 +42,20 @@ var _ = Describe("A black-holed peer", func() {
 			holder := startHolder([]string{"ip", "netns", "exec", client}, mode, serverIP+":"+etcdPort, serverIP+":"+otherPort)
 			logger, _ := testlog.New()
 			Expect(keepalive.NewTuner(openProcess(holder.Command.Process.Pid), 2379, keepalive.DefaultSettings(), logger).Cycle()).To(Equal(1))
+			// A long-running flanneld's idle socket gets a probe answered every 4 s: cut anywhere in that cycle,
+			// before the first probe or after it.
+			time.Sleep(rand.N(2 * keepalive.DefaultSettings().Idle))
 
 			blackHole(server)
 			cut := time.Now()
+			sinceSegment, sinceData := lastReceipts(client, serverIP+":"+etcdPort)
 
 			Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
 				gbytes.Say(`closed %s:%s: .*connection timed out`, serverIP, etcdPort))
 			took := time.Since(cut)
 			AddReportEntry("black-hole to socket error ("+mode+")", took.Round(10*time.Millisecond).String())
-			fmt.Fprintf(GinkgoWriter, "black-hole to socket error (%s): %s\n", mode, took)
+			fmt.Fprintf(GinkgoWriter, "black-hole to socket error (%s): %s; from the last segment received: %s; from the last data received: %s\n",
+				mode, took, took+sinceSegment, took+sinceData)
 			Expect(holder.Out.Contents()).NotTo(ContainSubstring("closed %s:%s", serverIP, otherPort))
 		},
 		Entry("idle connection", "dial"),
@@ -102,6 +109,21 @@ func linkedNamespaces(prefix string) (client, server string) {
 func blackHole(ns string) {
 	run("ip", "netns", "exec", ns, "nft", "add table inet blackhole")
 	run("ip", "netns", "exec", ns, "nft", dropInput)
+}
+
+// lastReceipts tells how long ago the client namespace's connection to peer last received a segment, data or a
+// bare ACK such as a keepalive probe's answer (ss's lastack: the kernel's rcv_tstamp, which keepalive counts
+// from), and data (lastrcv).
+func lastReceipts(ns, peer string) (segment, data time.Duration) {
+	out, err := exec.Command("ip", "netns", "exec", ns, "ss", "-Htni", "dst", peer).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	read := func(field string) time.Duration {
+		match := regexp.MustCompile(field + `:(\d+)`).FindStringSubmatch(string(out))
+		Expect(match).NotTo(BeNil(), string(out))
+		ms, _ := strconv.Atoi(match[1])
+		return time.Duration(ms) * time.Millisecond
+	}
+	return read("lastack"), read("lastrcv")
 }
 
 // run runs a command that must succeed.
