@@ -175,6 +175,13 @@ var _ = Describe("Load", func() {
 		Entry("port as a string", "etcd.port", "2379", `etcd.port: must be a whole number, got "2379"`),
 		Entry("relative prefix", "etcd.prefix", "coreos.com/network", "etcd.prefix: must be a key path such as '/coreos.com/network', got 'coreos.com/network'"),
 		Entry("relative CA path", "etcd.ca_file", "ca.crt", "etcd.ca_file: must be an absolute path, got 'ca.crt'"),
+		// The job renders /run/flannel/<name> only; '..' would lead flanneld elsewhere.
+		Entry("subnet file that climbs out of its directory", "flanneld.subnet_file", "/run/flannel/../x",
+			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/run/flannel/../x'"),
+		Entry("subnet file that is a directory", "flanneld.subnet_file", "/run/flannel/",
+			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/run/flannel/'"),
+		Entry("flanneld path with a '.' part", "flanneld.path", "/var/vcap/packages/flannel/./bin/flanneld",
+			"flanneld.path: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/var/vcap/packages/flannel/./bin/flanneld'"),
 		Entry("DNS server without a port", "dns.server", "127.0.0.1", "dns.server: must be an IP address and port such as '169.254.0.2:53', got '127.0.0.1'"),
 		Entry("network that is not a CIDR", "network.cidr", "10.200.0.0", "network.cidr: must be an IPv4 CIDR such as '10.200.0.0/16', got '10.200.0.0'"),
 		Entry("network with host bits", "network.cidr", "10.200.1.0/16", "network.cidr: '10.200.1.0/16' has host bits set; did you mean '10.200.0.0/16'?"),
