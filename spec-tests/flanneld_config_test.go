@@ -29,6 +29,35 @@ func lookup(rendered []byte, key string) interface{} {
 	return value
 }
 
+// settableProperties: each property, set to a value other than its default, and where it must land in the
+// launcher config. A property the spec gains without an entry here fails a test below.
+var settableProperties = map[string]struct {
+	value interface{}
+	key   string
+	want  interface{}
+}{
+	"pod-network-cidr":          {"198.18.0.0/15", "network.cidr", "198.18.0.0/15"},
+	"subnet-len":                {26, "network.subnet_len", 26.0},
+	"backend-type":              {"host-gw", "network.backend_type", "host-gw"},
+	"vni":                       {4096, "network.vni", 4096.0},
+	"port":                      {4789, "network.port", 4789.0},
+	"enforce-network-config":    {true, "network.enforce", true},
+	"etcd.alias":                {"etcd.example.internal", "etcd.alias", "etcd.example.internal"},
+	"etcd.port":                 {4001, "etcd.port", 4001.0},
+	"etcd.prefix":               {"/flannel/network", "etcd.prefix", "/flannel/network"},
+	"etcd.dns-server":           {"127.0.0.53:5353", "dns.server", "127.0.0.53:5353"},
+	"iface":                     {"eth1", "flanneld.iface", "eth1"},
+	"public-ip":                 {"192.0.2.7", "flanneld.public_ip", "192.0.2.7"},
+	"ip-masq":                   {false, "flanneld.ip_masq", false},
+	"subnet-file":               {"/run/flannel/other.env", "flanneld.subnet_file", "/run/flannel/other.env"},
+	"launcher.startup-deadline": {"90s", "timing.startup_deadline", "90s"},
+	"launcher.dns-timeout":      {"3s", "timing.dns_timeout", "3s"},
+	"launcher.probe-timeout":    {"1500ms", "timing.probe_timeout", "1500ms"},
+	"launcher.resolve-interval": {"1m", "timing.resolve_interval", "1m"},
+	"launcher.backoff-initial":  {"100ms", "timing.backoff_initial", "100ms"},
+	"launcher.backoff-max":      {"1m30s", "timing.backoff_max", "1m30s"},
+}
+
 var _ = Describe("flanneld's launcher config", func() {
 	It("holds the spec's defaults, which the launcher's own config package accepts as they are", func() {
 		rendered, err := renderConfig(nil)
@@ -45,45 +74,16 @@ var _ = Describe("flanneld's launcher config", func() {
 		Expect(cfg).To(Equal(want))
 	})
 
-	// Each property, set to a value other than its default, and where it must land. A property the spec gains
-	// without an entry here fails the test below.
-	settable := map[string]struct {
-		value interface{}
-		key   string
-		want  interface{}
-	}{
-		"pod-network-cidr":          {"198.18.0.0/15", "network.cidr", "198.18.0.0/15"},
-		"subnet-len":                {26, "network.subnet_len", 26.0},
-		"backend-type":              {"host-gw", "network.backend_type", "host-gw"},
-		"vni":                       {4096, "network.vni", 4096.0},
-		"port":                      {4789, "network.port", 4789.0},
-		"enforce-network-config":    {true, "network.enforce", true},
-		"etcd.alias":                {"etcd.example.internal", "etcd.alias", "etcd.example.internal"},
-		"etcd.port":                 {4001, "etcd.port", 4001.0},
-		"etcd.prefix":               {"/flannel/network", "etcd.prefix", "/flannel/network"},
-		"etcd.dns-server":           {"127.0.0.53:5353", "dns.server", "127.0.0.53:5353"},
-		"iface":                     {"eth1", "flanneld.iface", "eth1"},
-		"public-ip":                 {"192.0.2.7", "flanneld.public_ip", "192.0.2.7"},
-		"ip-masq":                   {false, "flanneld.ip_masq", false},
-		"subnet-file":               {"/run/flannel-dns/subnet.env", "flanneld.subnet_file", "/run/flannel-dns/subnet.env"},
-		"launcher.startup-deadline": {"90s", "timing.startup_deadline", "90s"},
-		"launcher.dns-timeout":      {"3s", "timing.dns_timeout", "3s"},
-		"launcher.probe-timeout":    {"1500ms", "timing.probe_timeout", "1500ms"},
-		"launcher.resolve-interval": {"1m", "timing.resolve_interval", "1m"},
-		"launcher.backoff-initial":  {"100ms", "timing.backoff_initial", "100ms"},
-		"launcher.backoff-max":      {"1m30s", "timing.backoff_max", "1m30s"},
-	}
-
 	It("has a case below for every property of the spec", func() {
 		for name := range flanneld.Properties {
 			if strings.HasPrefix(name, "tls.etcdctl.") {
 				continue // rendered into files; see the TLS tests
 			}
-			Expect(settable).To(HaveKey(name), "property %q is not tested", name)
+			Expect(settableProperties).To(HaveKey(name), "property %q is not tested", name)
 		}
 	})
 
-	for name, c := range settable {
+	for name, c := range settableProperties {
 		It("puts "+name+" into "+c.key+", and the launcher accepts it", func() {
 			rendered, err := renderConfig(map[string]interface{}{name: c.value})
 			Expect(err).NotTo(HaveOccurred())

@@ -11,27 +11,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/flannel-dns/flannel-dns/jobrender"
 )
-
-type bpmConfig struct {
-	Processes []struct {
-		Name         string   `yaml:"name"`
-		Executable   string   `yaml:"executable"`
-		Args         []string `yaml:"args"`
-		Capabilities []string `yaml:"capabilities"`
-		Unsafe       struct {
-			Privileged          bool `yaml:"privileged"`
-			UnrestrictedVolumes []struct {
-				Path      string `yaml:"path"`
-				Writable  bool   `yaml:"writable"`
-				MountOnly bool   `yaml:"mount_only"`
-			} `yaml:"unrestricted_volumes"`
-		} `yaml:"unsafe"`
-	} `yaml:"processes"`
-}
 
 var _ = Describe("flanneld's other files", func() {
 	render := func(dotted map[string]interface{}) jobrender.Rendered {
@@ -49,15 +31,15 @@ var _ = Describe("flanneld's other files", func() {
 	})
 
 	Describe("bpm.yml", func() {
-		parse := func(rendered jobrender.Rendered) bpmConfig {
-			var bpm bpmConfig
-			Expect(yaml.Unmarshal(rendered.Files["config/bpm.yml"], &bpm)).To(Succeed())
-			Expect(bpm.Processes).To(HaveLen(1))
-			return bpm
+		// as bpm reads it (bpm_test.go)
+		parse := func(rendered jobrender.Rendered) bpmView {
+			view, err := checkBPM(rendered.Files["config/bpm.yml"])
+			Expect(err).NotTo(HaveOccurred())
+			return view
 		}
 
 		It("runs the launcher from a package of the job with the rendered config", func() {
-			process := parse(render(nil)).Processes[0]
+			process := parse(render(nil)).Process
 			Expect(process.Name).To(Equal("flanneld"), "monit starts the process named like the job")
 			Expect(process.Args).To(Equal([]string{"run", "--config", "/var/vcap/jobs/flanneld/config/" + filepath.Base(launcherConfig)}))
 			Expect(flanneld.Templates).To(ContainElement(launcherConfig))
@@ -70,28 +52,48 @@ var _ = Describe("flanneld's other files", func() {
 			expectPackagedExecutable(lookup(rendered, "flanneld.path").(string))
 		})
 
-		It("grants only NET_ADMIN and NET_RAW, unprivileged, and only the subnet directory and the xtables lock", func() {
-			process := parse(render(map[string]interface{}{"subnet-file": "/run/flannel-dns/subnet.env"})).Processes[0]
+		It("grants only NET_ADMIN and NET_RAW, unprivileged, and only /run/flannel and the xtables lock", func() {
+			view := parse(render(map[string]interface{}{"subnet-file": "/run/flannel/other.env"}))
+			process := view.Process
 			Expect(process.Capabilities).To(ConsistOf("NET_ADMIN", "NET_RAW"))
+			Expect(view.Capabilities.Bounding).To(ConsistOf("CAP_NET_ADMIN", "CAP_NET_RAW"))
 			Expect(process.Unsafe.Privileged).To(BeFalse())
 			var paths []string
 			for _, volume := range process.Unsafe.UnrestrictedVolumes {
 				Expect(volume.MountOnly).To(BeTrue(), "pre-start creates %s", volume.Path)
 				paths = append(paths, volume.Path)
 			}
-			Expect(paths).To(ConsistOf("/run/flannel-dns", "/run/xtables.lock"))
+			Expect(paths).To(ConsistOf("/run/flannel", "/run/xtables.lock"))
+		})
+
+		It("mounts writable the directory of the subnet file that the launcher passes to flanneld", func() {
+			for _, file := range []string{"/run/flannel/subnet.env", "/run/flannel/other.env"} {
+				dotted := map[string]interface{}{"subnet-file": file}
+				rendered, err := renderConfig(dotted)
+				Expect(err).NotTo(HaveOccurred())
+				dir := filepath.Dir(lookup(rendered, "flanneld.subnet_file").(string))
+				Expect(parse(render(dotted)).Process.Unsafe.UnrestrictedVolumes).To(ContainElement(
+					SatisfyAll(HaveField("Path", dir), HaveField("Writable", true))))
+			}
 		})
 	})
 
 	Describe("bin/pre-start", func() {
 		It("is valid bash that prepares the subnet directory and installs the CNI conflist", func() {
-			script := string(render(map[string]interface{}{"subnet-file": "/run/flannel-dns/subnet.env"}).Files["bin/pre-start"])
+			script := string(render(nil).Files["bin/pre-start"])
 			expectBashSyntax(script)
-			Expect(script).To(ContainSubstring(`subnet_dir="/run/flannel-dns"`))
+			Expect(script).To(ContainSubstring("install -d -o vcap -g vcap -m 0755 /run/flannel\n"))
 			Expect(script).To(ContainSubstring("net.ipv4.ip_forward=1"))
 			Expect(script).To(ContainSubstring("modprobe br_netfilter"))
 			Expect(script).To(ContainSubstring("/var/vcap/jobs/flanneld/config/cni/50-flannel.conflist /etc/cni/net.d/50-flannel.conflist"))
 			Expect(script).NotTo(ContainSubstring("/dev/net/tun"))
+		})
+
+		It("prepares /run/flannel whatever subnet file is named in it, as bpm.yml mounts it", func() {
+			standard := render(nil)
+			other := render(map[string]interface{}{"subnet-file": "/run/flannel/other.env"})
+			Expect(other.Files["bin/pre-start"]).To(Equal(standard.Files["bin/pre-start"]))
+			Expect(other.Files["config/bpm.yml"]).To(Equal(standard.Files["config/bpm.yml"]))
 		})
 
 		It("makes the TUN device only for the udp backend", func() {
@@ -136,8 +138,8 @@ var _ = Describe("flanneld's other files", func() {
 		})
 
 		It("tells the flannel plugin about a subnet file that is not the default", func() {
-			list := parse(render(map[string]interface{}{"subnet-file": "/run/flannel-dns/subnet.env"}))
-			Expect(list.Plugins[0].SubnetFile).To(Equal("/run/flannel-dns/subnet.env"))
+			list := parse(render(map[string]interface{}{"subnet-file": "/run/flannel/other.env"}))
+			Expect(list.Plugins[0].SubnetFile).To(Equal("/run/flannel/other.env"))
 		})
 	})
 })

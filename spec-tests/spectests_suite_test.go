@@ -23,6 +23,7 @@ func TestSpecTests(t *testing.T) {
 type pems struct{ ca, cert, key, otherKey string }
 
 var (
+	bpmCheck string
 	renderer jobrender.Renderer
 	flanneld jobrender.Job
 	aliases  jobrender.Job
@@ -31,6 +32,7 @@ var (
 
 var _ = BeforeSuite(func() {
 	renderer = jobrender.NewRenderer(boshlog.NewLogger(boshlog.LevelNone))
+	bpmCheck = buildBPMCheck()
 	var err error
 	flanneld, err = jobrender.LoadJob("../jobs/flanneld")
 	Expect(err).NotTo(HaveOccurred())

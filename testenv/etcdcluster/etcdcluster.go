@@ -26,6 +26,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/testenv/tcpserver"
 )
 
 // Options shape the cluster. Domain is the alias; members are member-N.<Domain>.
@@ -66,7 +67,7 @@ type Member struct {
 
 	mu        sync.Mutex
 	etcd      *embed.Etcd
-	blackHole *blackHole
+	blackHole *tcpserver.Server
 }
 
 // Start starts every member with a server certificate from ca (covering the alias, the member's host name
@@ -214,7 +215,7 @@ func (c *Cluster) Stop(i int) {
 		m.etcd = nil
 	}
 	if m.blackHole != nil {
-		m.blackHole.close()
+		m.blackHole.Close()
 		m.blackHole = nil
 	}
 }
@@ -233,7 +234,7 @@ func (c *Cluster) Restart(i int) error {
 func (c *Cluster) BlackHole(i int) error {
 	c.Stop(i)
 	m := c.Members[i]
-	hole, err := listenBlackHole(net.JoinHostPort(m.IP.String(), strconv.Itoa(c.Port)))
+	hole, err := tcpserver.Start(net.JoinHostPort(m.IP.String(), strconv.Itoa(c.Port)), nil)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ import (
 )
 
 // Gather looks at everything `run` needs before it starts flanneld, in the same order, without writing to
-// etcd. It is ready when `run` would start flanneld now, the stored network config is the desired one
-// (or network.enforce would replace it), and every alias address that answers presents a certificate that
-// verifies.
+// etcd. It is ready when `run` would start flanneld now and every alias address that answers presents a
+// certificate that verifies. A stored network config that differs from the desired one while network.enforce
+// is false is a warning: `run` starts flanneld on the stored one.
 func Gather(ctx context.Context, cfg config.Config, resolver members.Resolver, logger boshlog.Logger) Report {
 	network := cfg.Network
 	report := Report{
@@ -25,6 +25,7 @@ func Gather(ctx context.Context, cfg config.Config, resolver members.Resolver, l
 		Members:       []Member{},
 		NetworkConfig: NetworkConfig{Key: cfg.Etcd.NetworkConfigKey(), State: "unknown", Desired: string(network.Desired())},
 		Problems:      []string{},
+		Warnings:      []string{},
 	}
 	report.gather(ctx, cfg, resolver, logger)
 	report.Ready = len(report.Problems) == 0
@@ -108,7 +109,8 @@ func (r *Report) addNetworkConfig(status netconfig.Status, err error, enforce bo
 	r.NetworkConfig.Existing = string(status.Existing)
 	r.NetworkConfig.Differences = status.Differences
 	if status.State == netconfig.Different && !enforce {
-		r.problem(fmt.Errorf("the network config at '%s' differs from the desired one and network.enforce is false", status.Key))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the network config at '%s' differs from the desired one; "+
+			"flanneld would run on the stored one (network.enforce is false)", status.Key))
 	}
 }
 

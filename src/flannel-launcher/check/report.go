@@ -12,6 +12,7 @@ type Report struct {
 	NetworkConfig NetworkConfig `json:"network_config"`
 	Ready         bool          `json:"ready"`
 	Problems      []string      `json:"problems"` // why it is not ready; empty when ready
+	Warnings      []string      `json:"warnings"` // what the operator should know that does not stop flanneld
 }
 
 type Alias struct {

@@ -76,11 +76,14 @@ func (r Report) writeNetworkConfig(out *strings.Builder) {
 func (r Report) writeVerdict(out *strings.Builder) {
 	if r.Ready {
 		out.WriteString("READY: yes, flanneld could start now\n")
-		return
+	} else {
+		out.WriteString("READY: no\n")
 	}
-	out.WriteString("READY: no\n")
 	for _, problem := range r.Problems {
 		fmt.Fprintf(out, "  - %s\n", problem)
+	}
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(out, "WARNING: %s\n", warning)
 	}
 }
 

@@ -67,6 +67,13 @@ READY: no
 		Expect(out.String()).To(HaveSuffix("\nREADY: yes, flanneld could start now\n"))
 	})
 
+	It("writes each warning after the verdict", func() {
+		report.Ready, report.Problems, report.Warnings = true, []string{}, []string{"the network config differs", "another"}
+		var out bytes.Buffer
+		Expect(report.WriteTable(&out)).To(Succeed())
+		Expect(out.String()).To(HaveSuffix("\nREADY: yes, flanneld could start now\nWARNING: the network config differs\nWARNING: another\n"))
+	})
+
 	It("writes JSON with snake_case keys", func() {
 		var out bytes.Buffer
 		Expect(report.WriteJSON(&out)).To(Succeed())

@@ -10,8 +10,10 @@ import (
 	"encoding/pem"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -67,6 +69,37 @@ func set(doc map[string]any, dotted string, value any) {
 		section = section[part].(map[string]any)
 	}
 	section[parts[len(parts)-1]] = value
+}
+
+// asNobody is the user to load a config as so that file modes apply: nobody (65534) when running as root,
+// nil (this process's user) otherwise.
+func asNobody() *syscall.Credential {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return &syscall.Credential{Uid: 65534, Gid: 65534}
+}
+
+// nobodysDir is a directory that nobody can enter, removed when the spec ends (GinkgoT().TempDir's parents are
+// private to root).
+func nobodysDir() string {
+	dir, err := os.MkdirTemp("", "config-test-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	return dir
+}
+
+// giveAway hands dir and everything in it to user (nil: keep them).
+func giveAway(dir string, user *syscall.Credential) {
+	if user == nil {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	Expect(err).NotTo(HaveOccurred())
+	for _, entry := range entries {
+		Expect(os.Chown(filepath.Join(dir, entry.Name()), int(user.Uid), int(user.Gid))).To(Succeed())
+	}
+	Expect(os.Chown(dir, int(user.Uid), int(user.Gid))).To(Succeed())
 }
 
 func problemsOf(err error) []string {
@@ -142,6 +175,13 @@ var _ = Describe("Load", func() {
 		Entry("port as a string", "etcd.port", "2379", `etcd.port: must be a whole number, got "2379"`),
 		Entry("relative prefix", "etcd.prefix", "coreos.com/network", "etcd.prefix: must be a key path such as '/coreos.com/network', got 'coreos.com/network'"),
 		Entry("relative CA path", "etcd.ca_file", "ca.crt", "etcd.ca_file: must be an absolute path, got 'ca.crt'"),
+		// The job renders /run/flannel/<name> only; '..' would lead flanneld elsewhere.
+		Entry("subnet file that climbs out of its directory", "flanneld.subnet_file", "/run/flannel/../x",
+			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/run/flannel/../x'"),
+		Entry("subnet file that is a directory", "flanneld.subnet_file", "/run/flannel/",
+			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/run/flannel/'"),
+		Entry("flanneld path with a '.' part", "flanneld.path", "/var/vcap/packages/flannel/./bin/flanneld",
+			"flanneld.path: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/var/vcap/packages/flannel/./bin/flanneld'"),
 		Entry("DNS server without a port", "dns.server", "127.0.0.1", "dns.server: must be an IP address and port such as '169.254.0.2:53', got '127.0.0.1'"),
 		Entry("network that is not a CIDR", "network.cidr", "10.200.0.0", "network.cidr: must be an IPv4 CIDR such as '10.200.0.0/16', got '10.200.0.0'"),
 		Entry("network with host bits", "network.cidr", "10.200.1.0/16", "network.cidr: '10.200.1.0/16' has host bits set; did you mean '10.200.0.0/16'?"),
@@ -206,13 +246,27 @@ var _ = Describe("Load", func() {
 			Expect(problemsOf(err)).To(ConsistOf("etcd.ca_file: cannot read '" + filepath.Join(dir, "ca.crt") + "': no such file"))
 		})
 
+		// Root reads a file whatever its mode, and CI runs as root: then the file belongs to nobody, who loads the
+		// config in a process of its own.
 		It("names an unreadable file", func() {
-			if os.Geteuid() == 0 {
-				Skip("root reads files whatever their mode")
+			user := asNobody()
+			dir := GinkgoT().TempDir()
+			if user != nil {
+				dir = nobodysDir()
 			}
+			writeKeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
+			writeKeyPair(filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key"))
+			path := filepath.Join(dir, "launcher.json")
+			writeJSON(path, validJSON(dir))
+			giveAway(dir, user)
 			Expect(os.Chmod(filepath.Join(dir, "client.crt"), 0)).To(Succeed())
-			_, err := load()
-			Expect(problemsOf(err)).To(ConsistOf(ContainSubstring("etcd.cert_file: cannot read")))
+
+			load := exec.Command(loadCommand, path)
+			load.SysProcAttr = &syscall.SysProcAttr{Credential: user}
+			out, err := load.Output()
+
+			Expect(err).To(MatchError(ContainSubstring("exit status 2")))
+			Expect(string(out)).To(Equal("etcd.cert_file: cannot read '" + filepath.Join(dir, "client.crt") + "': permission denied\n"))
 		})
 
 		It("rejects a key that others can read, without printing it", func() {

@@ -115,11 +115,16 @@ func checkPort(p *problems, key string, port int, zeroAllowed bool) {
 	p.add(key, "must be a port between 1 and 65535, got %s", strconv.Itoa(port))
 }
 
+// checkAbsolute wants a path as the job renders it: absolute, and clean, so that it names the file it seems to
+// (flanneld writes the subnet file, the launcher runs flanneld.path).
 func checkAbsolute(p *problems, key, path string) {
-	if path == "" {
+	switch {
+	case path == "":
 		p.add(key, "is required")
-	} else if !filepath.IsAbs(path) {
+	case !filepath.IsAbs(path):
 		p.add(key, "must be an absolute path, got '%s'", path)
+	case filepath.Clean(path) != path:
+		p.add(key, "must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '%s'", path)
 	}
 }
 

@@ -15,7 +15,8 @@ const logTag = "flanneld"
 // a few more seconds than that.
 const DefaultKillAfter = 5 * time.Second
 
-// Runner runs flanneld to its end. Started, when set, is called with flanneld's PID once it runs.
+// Runner runs flanneld to its end. Started, when set, is called with flanneld's PID once it runs, before
+// flanneld is waited for: until Started returns, the PID names flanneld, even should it have exited already.
 type Runner struct {
 	Starter   Starter
 	Logger    boshlog.Logger

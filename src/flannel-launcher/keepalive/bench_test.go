@@ -1,7 +1,6 @@
 package keepalive_test
 
 import (
-	"io"
 	"net"
 	"os/exec"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
+	"github.com/flannel-dns/flannel-dns/testenv/tcpserver"
 )
 
 // BenchmarkSteadyStateCycle measures a Cycle that finds nothing new: the launcher's cost per tick while flanneld
@@ -19,7 +19,7 @@ import (
 // connections elsewhere, which a cycle must not have to read about (docs/failover.md).
 func BenchmarkSteadyStateCycle(b *testing.B) {
 	flanneld, etcd := benchFlanneld(b)
-	tuner := keepalive.NewTuner(flanneld, etcd.Port, keepalive.DefaultSettings(), boshlog.NewLogger(boshlog.LevelNone))
+	tuner := keepalive.NewTuner(benchProcess(b, flanneld), etcd.Port, keepalive.DefaultSettings(), boshlog.NewLogger(boshlog.LevelNone))
 	if count, err := tuner.Cycle(); err != nil || count != 3 {
 		b.Fatalf("first cycle tuned %d sockets (want 3): %v", count, err)
 	}
@@ -36,7 +36,8 @@ func BenchmarkSteadyStateCycle(b *testing.B) {
 // cycle lists /proc/<pid>/fd, reads the echo replies and sends one echo per peer; it dumps no socket table.
 func BenchmarkSteadyStateReaperCycle(b *testing.B) {
 	flanneld, etcd := benchFlanneld(b)
-	reaper, err := keepalive.NewReaper(flanneld, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
+	process := benchProcess(b, flanneld)
+	reaper, err := keepalive.NewReaper(process, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,9 +57,10 @@ func BenchmarkSteadyStateReaperCycle(b *testing.B) {
 // of the namespace's IPv4 TCP sockets, here with 500 connections besides flanneld's 3.
 func BenchmarkSocketTableDump(b *testing.B) {
 	flanneld, etcd := benchFlanneld(b)
+	process := benchProcess(b, flanneld)
 
 	for b.Loop() {
-		reaper, err := keepalive.NewReaper(flanneld, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
+		reaper, err := keepalive.NewReaper(process, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -85,6 +87,16 @@ func benchFlanneld(b *testing.B) (int, *net.TCPAddr) {
 	return flanneld, etcd
 }
 
+// benchProcess takes a handle on pid for the benchmark.
+func benchProcess(b *testing.B, pid int) *keepalive.Process {
+	process, err := keepalive.OpenProcess(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { process.Close() })
+	return process
+}
+
 // benchHolder starts tcpholder with n connections to addr and returns its PID once they are up.
 func benchHolder(b *testing.B, path string, addr *net.TCPAddr, n int) int {
 	args := []string{"dial"}
@@ -107,20 +119,10 @@ func benchHolder(b *testing.B, path string, addr *net.TCPAddr, n int) int {
 }
 
 func benchListener(b *testing.B) *net.TCPAddr {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	server, err := tcpserver.Start("127.0.0.1:0", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { listener.Close() })
-	go func() {
-		for {
-			conn, err := listener.Accept()
-			if err != nil {
-				return
-			}
-			b.Cleanup(func() { conn.Close() })
-			go io.Copy(io.Discard, conn)
-		}
-	}()
-	return listener.Addr().(*net.TCPAddr)
+	b.Cleanup(server.Close)
+	return server.Addr()
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,8 @@ import (
 
 const (
 	serverIP  = "198.51.100.2"
+	serverIP6 = "2001:db8:1::2" // a documentation prefix, as 198.51.100.0/24 is
+	otherIP   = "198.51.100.3"  // a second address of the server's, added by the specs that need it
 	etcdPort  = "2379"
 	otherPort = "2380"
 	dropInput = "add chain inet blackhole input { type filter hook input priority 0; policy drop; }"
@@ -37,16 +41,21 @@ var _ = Describe("A black-holed peer", func() {
 			startHolder([]string{"ip", "netns", "exec", server}, "listen", serverIP+":"+etcdPort, serverIP+":"+otherPort)
 			holder := startHolder([]string{"ip", "netns", "exec", client}, mode, serverIP+":"+etcdPort, serverIP+":"+otherPort)
 			logger, _ := testlog.New()
-			Expect(keepalive.NewTuner(holder.Command.Process.Pid, 2379, keepalive.DefaultSettings(), logger).Cycle()).To(Equal(1))
+			Expect(keepalive.NewTuner(openProcess(holder.Command.Process.Pid), 2379, keepalive.DefaultSettings(), logger).Cycle()).To(Equal(1))
+			// A long-running flanneld's idle socket gets a probe answered every 4 s: cut anywhere in that cycle,
+			// before the first probe or after it.
+			time.Sleep(rand.N(2 * keepalive.DefaultSettings().Idle))
 
 			blackHole(server)
 			cut := time.Now()
+			sinceSegment, sinceData := lastReceipts(client, serverIP+":"+etcdPort)
 
 			Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
 				gbytes.Say(`closed %s:%s: .*connection timed out`, serverIP, etcdPort))
 			took := time.Since(cut)
 			AddReportEntry("black-hole to socket error ("+mode+")", took.Round(10*time.Millisecond).String())
-			fmt.Fprintf(GinkgoWriter, "black-hole to socket error (%s): %s\n", mode, took)
+			fmt.Fprintf(GinkgoWriter, "black-hole to socket error (%s): %s; from the last segment received: %s; from the last data received: %s\n",
+				mode, took, took+sinceSegment, took+sinceData)
 			Expect(holder.Out.Contents()).NotTo(ContainSubstring("closed %s:%s", serverIP, otherPort))
 		},
 		Entry("idle connection", "dial"),
@@ -65,7 +74,7 @@ var _ = Describe("A black-holed peer", func() {
 			return string(out)
 		}).Should(ContainSubstring(serverIP + ":" + etcdPort))
 		logger, _ := testlog.New()
-		tuner := keepalive.NewTuner(holder.Command.Process.Pid, 2379, keepalive.DefaultSettings(), logger)
+		tuner := keepalive.NewTuner(openProcess(holder.Command.Process.Pid), 2379, keepalive.DefaultSettings(), logger)
 
 		Expect(tuner.Cycle()).To(Equal(0))
 		run("ip", "netns", "exec", server, "nft", "delete table inet blackhole")
@@ -76,7 +85,7 @@ var _ = Describe("A black-holed peer", func() {
 })
 
 // linkedNamespaces creates a client and a server network namespace joined by a veth pair (198.51.100.1 and
-// serverIP), removed when the spec ends.
+// serverIP, 2001:db8:1::1 and serverIP6), removed when the spec ends.
 func linkedNamespaces(prefix string) (client, server string) {
 	suffix := fmt.Sprintf("%d-%04x", GinkgoParallelProcess(), rand.IntN(0x10000))
 	client, server = prefix+"-client-"+suffix, prefix+"-server-"+suffix
@@ -88,6 +97,9 @@ func linkedNamespaces(prefix string) (client, server string) {
 	run("ip", "link", "add", "veth0", "netns", client, "type", "veth", "peer", "name", "veth0", "netns", server)
 	run("ip", "-n", client, "address", "add", "198.51.100.1/24", "dev", "veth0")
 	run("ip", "-n", server, "address", "add", serverIP+"/24", "dev", "veth0")
+	// nodad: usable at once, without duplicate address detection's wait
+	run("ip", "-n", client, "address", "add", "2001:db8:1::1/64", "dev", "veth0", "nodad")
+	run("ip", "-n", server, "address", "add", serverIP6+"/64", "dev", "veth0", "nodad")
 	run("ip", "-n", client, "link", "set", "veth0", "up")
 	run("ip", "-n", server, "link", "set", "veth0", "up")
 	return client, server
@@ -97,6 +109,21 @@ func linkedNamespaces(prefix string) (client, server string) {
 func blackHole(ns string) {
 	run("ip", "netns", "exec", ns, "nft", "add table inet blackhole")
 	run("ip", "netns", "exec", ns, "nft", dropInput)
+}
+
+// lastReceipts tells how long ago the client namespace's connection to peer last received a segment, data or a
+// bare ACK such as a keepalive probe's answer (ss's lastack: the kernel's rcv_tstamp, which keepalive counts
+// from), and data (lastrcv).
+func lastReceipts(ns, peer string) (segment, data time.Duration) {
+	out, err := exec.Command("ip", "netns", "exec", ns, "ss", "-Htni", "dst", peer).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	read := func(field string) time.Duration {
+		match := regexp.MustCompile(field + `:(\d+)`).FindStringSubmatch(string(out))
+		Expect(match).NotTo(BeNil(), string(out))
+		ms, _ := strconv.Atoi(match[1])
+		return time.Duration(ms) * time.Millisecond
+	}
+	return read("lastack"), read("lastrcv")
 }
 
 // run runs a command that must succeed.

@@ -13,6 +13,9 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	"golang.org/x/sys/unix"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
+	"github.com/flannel-dns/flannel-dns/testenv/tcpserver"
 )
 
 // startHolder runs tcpholder (through prefix, e.g. `ip netns exec NS`) and waits for its line saying it is
@@ -25,6 +28,14 @@ func startHolder(prefix []string, mode string, addresses ...string) *gexec.Sessi
 	ready := map[string]string{"dial": "ready", "talk": "ready", "listen": "listening"}[mode]
 	Eventually(session).Should(gbytes.Say(ready))
 	return session
+}
+
+// openProcess takes a handle on pid, released when the spec ends.
+func openProcess(pid int) *keepalive.Process {
+	process, err := keepalive.OpenProcess(pid)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(process.Close)
+	return process
 }
 
 // options is what the kernel reports for one socket.
@@ -89,24 +100,8 @@ func readOptions(fd int) options {
 
 // holdingListener accepts connections on address and keeps them until the spec ends.
 func holdingListener(address string) *net.TCPAddr {
-	listener, err := net.Listen("tcp", address)
+	server, err := tcpserver.Start(address, nil)
 	Expect(err).NotTo(HaveOccurred())
-	accepted := make(chan net.Conn, 16)
-	go func() {
-		defer close(accepted)
-		for {
-			conn, err := listener.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- conn
-		}
-	}()
-	DeferCleanup(func() {
-		listener.Close()
-		for conn := range accepted {
-			conn.Close()
-		}
-	})
-	return listener.Addr().(*net.TCPAddr)
+	DeferCleanup(server.Close)
+	return server.Addr()
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 )
 
-var tcpholder, reaperCommand string
+var tcpholder, reaperCommand, echospoofer string
 
 func TestKeepalive(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -24,9 +24,12 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 	reaper, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/reaper", "-race")
 	Expect(err).NotTo(HaveOccurred())
-	return []byte(holder + "\n" + reaper)
+	spoofer, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/echospoofer")
+	Expect(err).NotTo(HaveOccurred())
+	return []byte(strings.Join([]string{holder, reaper, spoofer}, "\n"))
 }, func(paths []byte) {
-	tcpholder, reaperCommand, _ = strings.Cut(string(paths), "\n")
+	built := strings.Split(string(paths), "\n")
+	tcpholder, reaperCommand, echospoofer = built[0], built[1], built[2]
 })
 
 var _ = SynchronizedAfterSuite(func() {}, func() {

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	"golang.org/x/sys/unix"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/sockdiag"
 )
 
 // DeadAfter is how many echoes in a row a peer that has answered before may miss before it is judged dead.
@@ -19,8 +22,8 @@ const DeadAfter = 3
 
 // Reaper is the fallback for when the kernel refuses the Tuner's pidfd calls (bpm's seccomp profile for jobs
 // that are not privileged). It needs only CAP_NET_RAW and CAP_NET_ADMIN, which the flanneld job has. On each
-// tick it sends one ICMP echo request to every peer that the process holds an IPv4 TCP connection to on the
-// port; when a peer that has answered before misses DeadAfter echoes in a row, it destroys the process's
+// tick it sends one ICMP (or ICMPv6) echo request to every peer that the process holds a TCP connection to on
+// the port; when a peer that has answered before misses DeadAfter echoes in a row, it destroys the process's
 // connections to it (SOCK_DESTROY, as `ss -K`), and flanneld's etcd client reconnects through the other
 // endpoints. It sends nothing to etcd. A peer that never answers ICMP is never judged dead. Not safe for
 // concurrent use.
@@ -40,14 +43,18 @@ type peer struct {
 	reported bool // logged as one that the fallback cannot cover
 }
 
-// NewReaper watches the peers of pid's connections to remotePort. It opens a raw ICMP socket, so it fails
+// NewReaper watches the peers of the process's connections to remotePort. It opens a raw ICMP socket, so it fails
 // without CAP_NET_RAW; Close releases it.
-func NewReaper(pid, remotePort int, logger boshlog.Logger) (*Reaper, error) {
+func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper, error) {
 	echo, err := newEchoer()
 	if err != nil {
 		return nil, err
 	}
-	return &Reaper{pid: pid, port: remotePort, logger: logger, table: newConnTable("/proc", pid, remotePort),
+	families := []uint8{unix.AF_INET}
+	if echo.hasIPv6() {
+		families = append(families, unix.AF_INET6)
+	}
+	return &Reaper{pid: process.PID(), port: remotePort, logger: logger, table: newConnTable(process, remotePort, families),
 		echo: echo, peers: map[netip.Addr]*peer{}}, nil
 }
 
@@ -78,7 +85,7 @@ func (r *Reaper) Cycle() (int, error) {
 	}
 	byPeer := map[netip.Addr][]conn{}
 	for _, c := range conns {
-		byPeer[c.remote.Addr()] = append(byPeer[c.remote.Addr()], c)
+		byPeer[c.peer()] = append(byPeer[c.peer()], c)
 	}
 	answered, err := r.echo.round(slices.Collect(maps.Keys(byPeer)))
 	if answered == nil { // the replies could not be read: judge no one on this tick
@@ -147,12 +154,16 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn) (int, error)
 	var failures []error
 	for _, c := range conns {
 		r.table.forget(c)
-		if err := destroy(c); err != nil {
+		err := sockdiag.Destroy(c.socket)
+		switch {
+		case errors.Is(err, sockdiag.ErrGone):
+			r.logger.Info(logTag, "pid %d's connection %s -> %s had closed already", r.pid, c.socket.Local, c.socket.Remote)
+		case err != nil:
 			failures = append(failures, err)
-			continue
+		default:
+			destroyed++
+			r.logger.Info(logTag, "Destroyed pid %d's connection %s -> %s", r.pid, c.socket.Local, c.socket.Remote)
 		}
-		destroyed++
-		r.logger.Info(logTag, "Destroyed pid %d's connection %s -> %s", r.pid, c.local, c.remote)
 	}
 	return destroyed, errors.Join(failures...)
 }

@@ -21,14 +21,14 @@ import (
 )
 
 var _ = Describe("Reaper in network namespaces", func() {
-	var client, server string
+	var client, serverNS string
 	var holder, reaper *gexec.Session
 
 	// start has the server hold the etcd port and another, and a client process connected to both, watched by
 	// a reaper running in the client's namespace as the launcher would (every 2 s).
-	start := func() {
-		startHolder([]string{"ip", "netns", "exec", server}, "listen", serverIP+":"+etcdPort, serverIP+":"+otherPort)
-		holder = startHolder([]string{"ip", "netns", "exec", client}, "dial", serverIP+":"+etcdPort, serverIP+":"+otherPort)
+	start := func(etcd, other string) {
+		startHolder([]string{"ip", "netns", "exec", serverNS}, "listen", etcd, other)
+		holder = startHolder([]string{"ip", "netns", "exec", client}, "dial", etcd, other)
 		command := exec.Command("ip", "netns", "exec", client, reaperCommand, strconv.Itoa(holder.Command.Process.Pid), etcdPort)
 		var err error
 		reaper, err = gexec.Start(command, GinkgoWriter, GinkgoWriter)
@@ -38,35 +38,61 @@ var _ = Describe("Reaper in network namespaces", func() {
 	}
 
 	BeforeEach(func() {
-		client, server = linkedNamespaces("reaper")
+		client, serverNS = linkedNamespaces("reaper")
 	})
 
-	It("destroys the connection to the etcd port of a peer that answered ICMP and then went silent, and only that one", func() {
-		start()
-		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
-		time.Sleep(rand.N(2 * time.Second)) // the log comes right after a tick: cut anywhere in the next one
+	DescribeTable("destroys the connection to the etcd port of a peer that answered ICMP and then went silent, and only that one",
+		func(server string) {
+			etcd, other := net.JoinHostPort(server, etcdPort), net.JoinHostPort(server, otherPort)
+			start(etcd, other)
+			Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, server))
+			time.Sleep(rand.N(2 * time.Second)) // the log comes right after a tick: cut anywhere in the next one
 
-		blackHole(server)
-		cut := time.Now()
+			blackHole(serverNS)
+			cut := time.Now()
 
-		Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
-			gbytes.Say(`closed %s:%s: .*software caused connection abort`, serverIP, etcdPort))
-		took := time.Since(cut)
-		AddReportEntry("black-hole to socket destroyed (ICMP fallback)", took.Round(10*time.Millisecond).String())
-		fmt.Fprintf(GinkgoWriter, "black-hole to socket destroyed (ICMP fallback): %s\n", took)
-		Expect(reaper).To(gbytes.Say(`Peer %s missed 3 ICMP echoes in a row: destroying pid \d+'s 1 connection\(s\) to it on port %s`, serverIP, etcdPort))
-		Expect(reaper).To(gbytes.Say(`Destroyed pid \d+'s connection 198.51.100.1:\d+ -> %s:%s`, serverIP, etcdPort))
-		Consistently(holder, 3*time.Second).ShouldNot(gbytes.Say("closed %s:%s", serverIP, otherPort))
-	})
+			Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
+				gbytes.Say(`closed %s: .*software caused connection abort`, regexp.QuoteMeta(etcd)))
+			took := time.Since(cut)
+			AddReportEntry("black-hole to socket destroyed (ICMP fallback)", took.Round(10*time.Millisecond).String())
+			fmt.Fprintf(GinkgoWriter, "black-hole to socket destroyed (ICMP fallback, %s): %s\n", server, took)
+			Expect(reaper).To(gbytes.Say(`Peer %s missed 3 ICMP echoes in a row: destroying pid \d+'s 1 connection\(s\) to it on port %s`, server, etcdPort))
+			Expect(reaper).To(gbytes.Say(`Destroyed pid \d+'s connection \S+ -> %s`, regexp.QuoteMeta(etcd)))
+			Consistently(holder, 3*time.Second).ShouldNot(gbytes.Say("closed %s", regexp.QuoteMeta(other)))
+		},
+		Entry("IPv4", serverIP),
+		Entry("IPv6", serverIP6),
+	)
+
+	// An off-path host may guess the identifier and the sequence number (32 bits); it cannot guess the random
+	// payload of each echo. Here it even sees the requests and answers each one.
+	DescribeTable("judges dead a silent peer whatever replies are forged in its name",
+		func(forgery ...string) {
+			run("ip", "-n", serverNS, "address", "add", otherIP+"/24", "dev", "veth0")
+			start(serverIP+":"+etcdPort, serverIP+":"+otherPort)
+			Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
+			forger := startSpoofer(serverNS, append([]string{serverIP}, forgery...)...)
+
+			blackHole(serverNS)
+			forgedBefore := strings.Count(string(forger.Out.Contents()), "forged")
+
+			Eventually(holder, 30*time.Second, 50*time.Millisecond).Should(
+				gbytes.Say(`closed %s:%s: .*software caused connection abort`, serverIP, etcdPort))
+			Expect(strings.Count(string(forger.Out.Contents()), "forged")-forgedBefore).To(
+				BeNumerically(">=", keepalive.DeadAfter), "forged replies during the silence")
+		},
+		Entry("replies from the peer's address without the echo's payload", "wrong-payload"),
+		Entry("replies with the echo's payload from another address", "other-source", otherIP),
+	)
 
 	It("never judges dead a peer that does not answer ICMP, and says so once", func() {
-		run("ip", "netns", "exec", server, "nft", "add table inet noping")
-		run("ip", "netns", "exec", server, "nft", "add chain inet noping input { type filter hook input priority 0; }")
-		run("ip", "netns", "exec", server, "nft", "add rule inet noping input icmp type echo-request drop")
-		start()
+		run("ip", "netns", "exec", serverNS, "nft", "add table inet noping")
+		run("ip", "netns", "exec", serverNS, "nft", "add chain inet noping input { type filter hook input priority 0; }")
+		run("ip", "netns", "exec", serverNS, "nft", "add rule inet noping input icmp type echo-request drop")
+		start(serverIP+":"+etcdPort, serverIP+":"+otherPort)
 		Eventually(reaper, 15*time.Second).Should(gbytes.Say(`Peer %s has answered none of 3 ICMP echoes`, serverIP))
 
-		blackHole(server)
+		blackHole(serverNS)
 
 		Consistently(holder, 10*time.Second).ShouldNot(gbytes.Say("closed"))
 		Expect(reaper.Out.Contents()).NotTo(ContainSubstring("Destroyed"))
@@ -74,13 +100,13 @@ var _ = Describe("Reaper in network namespaces", func() {
 	})
 
 	It("leaves the connections to a peer that keeps answering, and sends it nothing but ICMP echoes", func() {
-		start()
+		start(serverIP+":"+etcdPort, serverIP+":"+otherPort)
 		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
-		countArrivals(server)
+		countArrivals(serverNS)
 
 		Consistently(holder, 15*time.Second).ShouldNot(gbytes.Say("closed"))
 		Expect(reaper.Out.Contents()).NotTo(ContainSubstring("missed"))
-		arrived := arrivals(server)
+		arrived := arrivals(serverNS)
 		fmt.Fprintf(GinkgoWriter, "arrived at the peer in 15 s of steady state: %v\n", arrived)
 		AddReportEntry("arrived at the peer in 15 s of steady state", fmt.Sprint(arrived))
 		Expect(arrived["etcd"]).To(BeZero(), "no segment on the etcd port")
@@ -95,7 +121,7 @@ var _ = Describe("Reaper", func() {
 		other := holdingListener(net.JoinHostPort(etcd.IP.String(), "0"))
 		holder := startHolder(nil, "dial", etcd.String(), etcd.String(), other.String())
 		logger, logs := testlog.New()
-		reaper, err := keepalive.NewReaper(holder.Command.Process.Pid, etcd.Port, logger)
+		reaper, err := keepalive.NewReaper(openProcess(holder.Command.Process.Pid), etcd.Port, logger)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(reaper.Close)
 
@@ -108,6 +134,17 @@ var _ = Describe("Reaper", func() {
 		Expect(logs).To(gbytes.Say(`Peer %s answers ICMP echo`, etcd.IP))
 	})
 })
+
+// startSpoofer runs echospoofer in the namespace and waits until it reads the requests. It is killed when the
+// spec ends.
+func startSpoofer(ns string, args ...string) *gexec.Session {
+	command := exec.Command("ip", append([]string{"netns", "exec", ns, echospoofer}, args...)...)
+	session, err := gexec.Start(command, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait() })
+	Eventually(session).Should(gbytes.Say("spoofing"))
+	return session
+}
 
 // countArrivals counts, from now on, the packets the namespace receives: TCP to the etcd port, ICMP echo
 // requests, and anything else (except ARP, which nftables' inet family does not see).

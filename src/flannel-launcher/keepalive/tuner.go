@@ -14,21 +14,21 @@ import (
 // Tuner sets Settings on the TCP sockets that one process holds to one remote port, each socket once. It
 // reads /proc and the process's sockets: it sends nothing to the peer. Not safe for concurrent use.
 type Tuner struct {
-	pid      int
+	process  *Process
+	pid      int // for messages
 	port     int
 	settings Settings
-	procRoot string
 	logger   boshlog.Logger
 	done     map[uint64]bool // sockets tuned, or not to tune (another kind, another port, a listener)
 }
 
-// NewTuner tunes the sockets that pid holds to remotePort.
-func NewTuner(pid, remotePort int, settings Settings, logger boshlog.Logger) *Tuner {
-	return &Tuner{pid: pid, port: remotePort, settings: settings, procRoot: "/proc", logger: logger, done: map[uint64]bool{}}
+// NewTuner tunes the sockets that the process holds to remotePort.
+func NewTuner(process *Process, remotePort int, settings Settings, logger boshlog.Logger) *Tuner {
+	return &Tuner{process: process, pid: process.PID(), port: remotePort, settings: settings, logger: logger, done: map[uint64]bool{}}
 }
 
 // Run calls Cycle on every tick until ctx ends, logging failures (see onTicks). It returns a *RefusedError
-// when the kernel refuses the pidfd calls, which retrying cannot fix; nil when ctx ends.
+// when the kernel refuses the pidfd calls for good, which retrying cannot fix; nil when ctx ends.
 func (t *Tuner) Run(ctx context.Context, ticks <-chan time.Time) error {
 	return onTicks(ctx, ticks, func() error { _, err := t.Cycle(); return err }, func(err error) {
 		t.logger.Warn(logTag, "Tuning keepalive on pid %d's sockets to port %d failed, retrying: %s", t.pid, t.port, err)
@@ -39,17 +39,12 @@ func (t *Tuner) Run(ctx context.Context, ticks <-chan time.Time) error {
 // and returns how many it tuned. Sockets that have closed are forgotten. In steady state a cycle only lists
 // /proc/<pid>/fd.
 func (t *Tuner) Cycle() (int, error) {
-	sockets, err := socketFDs(t.procRoot, t.pid)
+	sockets, err := t.process.sockets()
 	if err != nil {
 		return 0, bosherr.WrapErrorf(err, "Finding pid %d's sockets", t.pid)
 	}
 	done := map[uint64]bool{}
 	pidfd := -1
-	defer func() {
-		if pidfd >= 0 {
-			unix.Close(pidfd)
-		}
-	}()
 	var failure error
 	count := 0
 	for _, socket := range sockets {
@@ -58,7 +53,7 @@ func (t *Tuner) Cycle() (int, error) {
 			continue
 		}
 		if pidfd < 0 {
-			if pidfd, err = unix.PidfdOpen(t.pid, 0); err != nil {
+			if pidfd, err = t.process.pidFD(); err != nil {
 				return 0, refused(bosherr.WrapErrorf(err, "Opening a pidfd for pid %d%s", t.pid, hint(err)), err)
 			}
 		}
@@ -142,26 +137,32 @@ func tcpPeer(fd int) (*net.TCPAddr, error) {
 	return nil, nil
 }
 
-// hint names the usual causes of EPERM: a seccomp filter without the pidfd calls (bpm's profile for processes
-// that are not privileged), or no ptrace access to the process.
+// hint names the usual causes of a refusal: a seccomp filter without the pidfd calls (bpm's profile for
+// processes that are not privileged), no ptrace access to the process, or a kernel without the calls.
 func hint(err error) string {
-	if !errors.Is(err, unix.EPERM) {
-		return ""
+	switch {
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return " (a seccomp filter, such as bpm's for unprivileged jobs, blocks pidfd_open/pidfd_getfd; or no ptrace" +
+			" access: needs the same uid and no more capabilities than the launcher, or CAP_SYS_PTRACE)"
+	case errors.Is(err, unix.ENOSYS):
+		return " (the kernel has no pidfd_getfd before Linux 5.6, no pidfd_open before 5.3)"
 	}
-	return " (a seccomp filter, such as bpm's for unprivileged jobs, blocks pidfd_open/pidfd_getfd; or no ptrace" +
-		" access: needs the same uid and no more capabilities than the launcher, or CAP_SYS_PTRACE)"
+	return ""
 }
 
-// RefusedError is a failure of the pidfd calls with EPERM: a seccomp filter or missing ptrace access, which
-// stays for the process's life. Reaper is the fallback for it.
+// RefusedError is a failure of the pidfd calls that stays for the process's life: EPERM or EACCES (a seccomp
+// filter, missing ptrace access) or ENOSYS (a kernel without the call). Reaper is the fallback for it.
 type RefusedError struct{ Err error }
 
 func (e *RefusedError) Error() string { return e.Err.Error() }
 
-// refused marks wrapped as a RefusedError when cause is EPERM (bosherr's wrapping hides the cause from errors.Is).
+// refused marks wrapped as a RefusedError when cause is a lasting refusal (bosherr's wrapping hides the cause
+// from errors.Is).
 func refused(wrapped, cause error) error {
-	if errors.Is(cause, unix.EPERM) {
-		return &RefusedError{Err: wrapped}
+	for _, lasting := range []unix.Errno{unix.EPERM, unix.EACCES, unix.ENOSYS} {
+		if errors.Is(cause, lasting) {
+			return &RefusedError{Err: wrapped}
+		}
 	}
 	return wrapped
 }

@@ -44,7 +44,7 @@ var _ = Describe("Tuner", func() {
 		Expect(before[etcdV4.Port]).To(HaveLen(2))
 		Expect(before[etcdV4.Port][0].keepalive).To(Equal(0))
 
-		count, err := keepalive.NewTuner(pid, etcdV4.Port, keepalive.DefaultSettings(), logger).Cycle()
+		count, err := keepalive.NewTuner(openProcess(pid), etcdV4.Port, keepalive.DefaultSettings(), logger).Cycle()
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(count).To(Equal(2))
@@ -55,14 +55,14 @@ var _ = Describe("Tuner", func() {
 	})
 
 	It("tunes nothing new on a second pass", func() {
-		tuner := keepalive.NewTuner(pid, etcdV4.Port, keepalive.DefaultSettings(), logger)
+		tuner := keepalive.NewTuner(openProcess(pid), etcdV4.Port, keepalive.DefaultSettings(), logger)
 		Expect(tuner.Cycle()).To(Equal(2))
 
 		Expect(tuner.Cycle()).To(Equal(0))
 	})
 
 	It("logs each tuned socket with its peer, IPv4 and IPv6", func() {
-		_, err := keepalive.NewTuner(pid, etcdV4.Port, keepalive.DefaultSettings(), logger).Cycle()
+		_, err := keepalive.NewTuner(openProcess(pid), etcdV4.Port, keepalive.DefaultSettings(), logger).Cycle()
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(logs.Contents()).To(ContainSubstring("peer=%s ", etcdV4))
@@ -74,7 +74,7 @@ var _ = Describe("Tuner", func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		ticks := make(chan time.Time)
 		done := make(chan struct{})
-		tuner := keepalive.NewTuner(pid, etcdV4.Port, keepalive.DefaultSettings(), logger)
+		tuner := keepalive.NewTuner(openProcess(pid), etcdV4.Port, keepalive.DefaultSettings(), logger)
 		go func() {
 			defer close(done)
 			tuner.Run(ctx, ticks)

@@ -67,7 +67,7 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 
 	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter,
 		Started: func(pid int) {
-			alongside.Go(func() { l.tuneKeepalive(ctx, pid) })
+			l.watchSockets(ctx, &alongside, pid)
 			// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client,
 			// TLS) back now, after flanneld's start rather than before it. From here on the live heap is small
 			// but the keepalive tuner lists /proc/<pid>/fd every tick; at the default GOGC the heap would grow
@@ -84,19 +84,33 @@ func (l Launcher) watchAlias(ctx context.Context, current []net.IP) {
 	watcher.Run(ctx, l.Clock.Ticks(ctx, l.Config.Timing.ResolveInterval.D()))
 }
 
+// watchSockets takes a handle on flanneld at once, while its PID cannot name another process (Started runs
+// before flanneld is waited for), and tunes keepalive beside it.
+func (l Launcher) watchSockets(ctx context.Context, alongside *sync.WaitGroup, pid int) {
+	process, err := keepalive.OpenProcess(pid)
+	if err != nil {
+		l.Logger.Error(logTag, "Dead etcd members: cannot watch flanneld's sockets, they keep the kernel's 2 h "+
+			"timeouts: %s", err)
+		return
+	}
+	alongside.Go(func() {
+		defer process.Close()
+		l.tuneKeepalive(ctx, process)
+	})
+}
+
 // tuneKeepalive makes flanneld notice a dead etcd member within seconds (docs/failover.md): it sets keepalive on
-// flanneld's etcd sockets, whose client sets none, and when the kernel refuses that (bpm's seccomp profile),
-// switches to the Reaper for the rest of flanneld's life.
-func (l Launcher) tuneKeepalive(ctx context.Context, pid int) {
-	tuner := keepalive.NewTuner(pid, l.Config.Etcd.Port, keepalive.DefaultSettings(), l.Logger)
+// flanneld's etcd sockets, whose client sets none, and when the kernel refuses that for good (bpm's seccomp
+// profile, a kernel before 5.6), switches to the Reaper for the rest of flanneld's life.
+func (l Launcher) tuneKeepalive(ctx context.Context, process *keepalive.Process) {
+	tuner := keepalive.NewTuner(process, l.Config.Etcd.Port, keepalive.DefaultSettings(), l.Logger)
 	refusal := tuner.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
 	if refusal == nil {
 		return
 	}
 	l.Logger.Warn(logTag, "Dead etcd members: switching from keepalive tuning to ICMP echo + SOCK_DESTROY for the rest "+
-		"of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd (bpm's seccomp profile for "+
-		"unprivileged jobs lacks them): %s", refusal)
-	reaper, err := keepalive.NewReaper(pid, l.Config.Etcd.Port, l.Logger)
+		"of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd for good: %s", refusal)
+	reaper, err := keepalive.NewReaper(process, l.Config.Etcd.Port, l.Logger)
 	if err != nil {
 		l.Logger.Error(logTag, "Dead etcd members: the fallback cannot start, flanneld's sockets keep the kernel's "+
 			"2 h timeouts: %s", err)

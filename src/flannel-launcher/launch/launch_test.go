@@ -117,6 +117,31 @@ var _ = Describe("Launcher.Run", func() {
 		Eventually(done, 5*time.Second).Should(Receive())
 	})
 
+	// The network config is there from an earlier start: nothing needs writing, so nothing needs the quorum.
+	It("starts flanneld at the first attempt with the quorum lost, when the network config is there", func() {
+		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
+		startedFlanneld()
+		stop <- syscall.SIGTERM
+		Eventually(done, 5*time.Second).Should(Receive())
+		Expect(os.Remove(recordFile)).To(Succeed())
+		cluster.Stop(1)
+		cluster.Stop(2)
+		DeferCleanup(func() {
+			Expect(cluster.Restart(1)).To(Succeed())
+			Expect(cluster.Restart(2)).To(Succeed())
+		})
+		logger, logs = testlog.New()
+
+		done = runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
+		startedFlanneld()
+
+		endpoints, _ := recorded().Flag("etcd-endpoints")
+		Expect(strings.Split(endpoints, ",")).To(Equal([]string{cfg.AliasURL(), cluster.Members[0].ClientURL}))
+		Expect(logs.Contents()).NotTo(ContainSubstring("reaching etcd failed"))
+		stop <- syscall.SIGTERM
+		Eventually(done, 5*time.Second).Should(Receive())
+	})
+
 	It("leaves out a member whose name does not resolve here", func() {
 		dnsServer.Remove(cluster.Members[0].Host)
 		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)

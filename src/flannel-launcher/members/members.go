@@ -99,9 +99,11 @@ func (c *Cluster) Client() (*clientv3.Client, error) {
 	return client, nil
 }
 
-// Members lists the members and probes each one's client URL in parallel, sorted by name.
+// Members lists the members and probes each one's client URL in parallel, sorted by name. The list is the
+// answering member's own (a serializable request), which needs no leader: a start during an election or a quorum
+// loss gets it at once.
 func (c *Cluster) Members(ctx context.Context, client *clientv3.Client) ([]Member, error) {
-	resp, err := client.MemberList(ctx)
+	resp, err := client.MemberList(ctx, clientv3.WithSerializable())
 	if err != nil {
 		return nil, bosherr.WrapErrorf(err, "Listing etcd members through '%s'", c.aliasURL)
 	}

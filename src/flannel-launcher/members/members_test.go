@@ -159,6 +159,39 @@ var _ = Describe("Discovering the members through the alias", func() {
 		})
 	})
 
+	// A start during a quorum loss or a leader election: any member answers a serializable member list.
+	Context("when two of the three members are stopped (no quorum)", func() {
+		BeforeEach(func() {
+			cluster.Stop(1)
+			cluster.Stop(2)
+			DeferCleanup(func() {
+				Expect(cluster.Restart(1)).To(Succeed())
+				Expect(cluster.Restart(2)).To(Succeed())
+			})
+		})
+
+		It("lists every member through the one left, within the launcher's request timeout", func() {
+			cfg := launcherConfig()
+			ips, err := resolver.Lookup(context.Background(), cfg.Etcd.Alias)
+			Expect(err).NotTo(HaveOccurred())
+			logger, _ := testlog.New()
+			etcd, err := members.New(cfg, resolver, logger)
+			Expect(err).NotTo(HaveOccurred())
+			client, err := etcd.Client()
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(client.Close)
+			_, _ = etcd.CheckServerCerts(context.Background(), ips) // as run does first; two addresses refuse
+			ctx, cancel := context.WithTimeout(context.Background(), members.RequestTimeout)
+			DeferCleanup(cancel)
+
+			list, err := etcd.Members(ctx, client)
+
+			Expect(err).NotTo(HaveOccurred())
+			Expect(list).To(HaveLen(3))
+			Expect(members.HealthyURLs(list)).To(Equal([]string{cluster.Members[0].ClientURL}))
+		})
+	})
+
 	Context("when a member accepts connections and never answers", func() {
 		BeforeEach(func() {
 			Expect(cluster.BlackHole(1)).To(Succeed())

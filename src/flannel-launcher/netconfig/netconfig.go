@@ -1,7 +1,7 @@
 // Package netconfig makes sure flannel's network config exists at <prefix>/config without ever overwriting
 // a different one unless told to.
 //
-//	result, err := netconfig.Ensure(ctx, client, key, desired, enforce, logger)  // create if absent
+//	result, err := netconfig.Ensure(ctx, client, key, desired, enforce, logger)  // read; create if absent
 //	status, err := netconfig.Read(ctx, client, key, desired)                     // read only, for check
 package netconfig
 
@@ -32,9 +32,14 @@ type Status struct {
 	modRevision int64
 }
 
-// Read compares the stored config with the desired one without writing.
+// Read compares the stored config with the desired one without writing. Like Ensure, it reads what the member
+// it asks holds (a serializable read), which any member answers without a leader.
 func Read(ctx context.Context, kv clientv3.KV, key string, desired []byte) (Status, error) {
-	resp, err := kv.Get(ctx, key)
+	return read(ctx, kv, key, desired, clientv3.WithSerializable())
+}
+
+func read(ctx context.Context, kv clientv3.KV, key string, desired []byte, opts ...clientv3.OpOption) (Status, error) {
+	resp, err := kv.Get(ctx, key, opts...)
 	if err != nil {
 		return Status{}, bosherr.WrapErrorf(err, "Reading the network config at '%s'", key)
 	}
@@ -58,10 +63,27 @@ type Result struct {
 	Overwritten bool
 }
 
-// Ensure creates the config when the key does not exist, in a transaction that writes only if it still does
-// not, so that of many launchers starting together exactly one writes. A different config is left alone and
-// its differences logged, unless enforce: then it is replaced, guarded by the revision that was compared.
+// Ensure reads the config first from the member it asks, which needs no leader, so that a start during a
+// leader election or a quorum loss does not wait on a write it does not need. It writes only when the config is
+// absent there, or different and enforce is set; see write.
 func Ensure(ctx context.Context, kv clientv3.KV, key string, desired []byte, enforce bool, logger boshlog.Logger) (Result, error) {
+	status, err := Read(ctx, kv, key, desired)
+	switch {
+	case err != nil:
+		return Result{}, err
+	case status.State == Equal:
+		return Result{Status: status}, nil
+	case status.State == Different && !enforce:
+		return leave(status, logger), nil
+	}
+	return write(ctx, kv, key, desired, enforce, logger)
+}
+
+// write creates the config when the key does not exist, in a transaction that writes only if it still does
+// not, so that of many launchers starting together exactly one writes. A different config is left alone and its
+// differences logged, unless enforce: then it is replaced, guarded by the revision that was compared. Its reads
+// are linearizable: a write goes through the leader anyway, and must compare with what the cluster holds.
+func write(ctx context.Context, kv clientv3.KV, key string, desired []byte, enforce bool, logger boshlog.Logger) (Result, error) {
 	created, err := txn(ctx, kv, key, desired, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
 	if err != nil {
 		return Result{}, err
@@ -70,16 +92,20 @@ func Ensure(ctx context.Context, kv clientv3.KV, key string, desired []byte, enf
 		logger.Info(logTag, "Created the network config at '%s': %s", key, desired)
 		return Result{Status: Status{Key: key, State: Absent, Desired: desired}, Created: true}, nil
 	}
-	status, err := Read(ctx, kv, key, desired)
+	status, err := read(ctx, kv, key, desired)
 	if err != nil || status.State != Different {
 		return Result{Status: status}, err
 	}
 	if !enforce {
-		logger.Warn(logTag, "The network config at '%s' differs from the desired one and is left as it is (network.enforce is false): %v",
-			key, status.Differences)
-		return Result{Status: status}, nil
+		return leave(status, logger), nil
 	}
 	return overwrite(ctx, kv, status, logger)
+}
+
+func leave(status Status, logger boshlog.Logger) Result {
+	logger.Warn(logTag, "The network config at '%s' differs from the desired one and is left as it is (network.enforce is false): %v",
+		status.Key, status.Differences)
+	return Result{Status: status}
 }
 
 func overwrite(ctx context.Context, kv clientv3.KV, status Status, logger boshlog.Logger) (Result, error) {

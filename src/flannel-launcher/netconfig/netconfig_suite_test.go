@@ -41,14 +41,22 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(cluster.Close)
 	etcd = config.Etcd{CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}
+	suiteCA = ca
 })
 
-// newClient dials the member's address directly (its certificate names the address too), with the
-// launcher's TLS setup.
+var suiteCA *pki.CA
+
+// newClient dials the suite cluster's member directly; see clientOf.
 func newClient() *clientv3.Client {
+	return clientOf(cluster)
+}
+
+// clientOf dials c's first member at its address (its certificate names the address too), with the launcher's
+// TLS setup.
+func clientOf(c *etcdcluster.Cluster) *clientv3.Client {
 	tlsConfig, err := members.TLSConfig(etcd, time.Now())
 	Expect(err).NotTo(HaveOccurred())
-	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+	endpoint := "https://" + net.JoinHostPort(c.Members[0].IP.String(), strconv.Itoa(c.Port))
 	client, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(client.Close)

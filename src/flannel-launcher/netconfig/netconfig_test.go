@@ -10,7 +10,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
+	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
 	"github.com/flannel-dns/flannel-dns/testenv/testlog"
 )
 
@@ -178,6 +180,68 @@ var _ = Describe("Read", func() {
 		Expect(status.State).To(Equal(netconfig.Different))
 		Expect(status.Existing).To(Equal(desired))
 		Expect(status.Desired).To(Equal(other))
+	})
+})
+
+// A launcher starts while its cluster has no leader (an election) or no quorum (members down). A config that
+// is already there must not make it wait on a write it does not need: any member answers the read.
+var _ = Describe("With the quorum lost", Ordered, func() {
+	var (
+		client *clientv3.Client
+		three  *etcdcluster.Cluster
+	)
+
+	BeforeAll(func() {
+		var err error
+		three, err = etcdcluster.Start(suiteCA, etcdcluster.Options{Size: 3, Domain: "etcd.test.internal"})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(three.Close)
+		client = clientOf(three)
+		put := func(key string, value []byte) {
+			_, err := client.Put(context.Background(), key, string(value))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		put("/quorum/equal/config", desired)
+		put("/quorum/different/config", config.Network{CIDR: "198.19.0.0/16", SubnetLen: 24, BackendType: "vxlan"}.Desired())
+		three.Stop(1)
+		three.Stop(2)
+	})
+
+	// the launcher's bound on each attempt's etcd requests
+	withTimeout := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), members.RequestTimeout)
+		DeferCleanup(cancel)
+		return ctx
+	}
+
+	It("finds an equal config without writing", func() {
+		result, err := netconfig.Ensure(withTimeout(), client, "/quorum/equal/config", desired, false, newLoggerOnly())
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.State).To(Equal(netconfig.Equal))
+	})
+
+	It("leaves a different config alone, with enforce off, and reports the differences", func() {
+		logger, logs := testlog.New()
+
+		result, err := netconfig.Ensure(withTimeout(), client, "/quorum/different/config", desired, false, logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.State).To(Equal(netconfig.Different))
+		Expect(logs).To(gbytes.Say("differs from the desired one and is left as it is"))
+	})
+
+	It("reads for check as Ensure does", func() {
+		status, err := netconfig.Read(withTimeout(), client, "/quorum/equal/config", desired)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status.State).To(Equal(netconfig.Equal))
+	})
+
+	It("fails, naming the write, when the config is absent and must be created", func() {
+		_, err := netconfig.Ensure(withTimeout(), client, "/quorum/absent/config", desired, false, newLoggerOnly())
+
+		Expect(err).To(MatchError(ContainSubstring("Writing the network config at '/quorum/absent/config'")))
 	})
 })
 

@@ -166,14 +166,19 @@ var _ = Describe("flannel-launcher check", func() {
 		Expect(session.Out).To(gbytes.Say(`READY: no\n  - Listing etcd members through`))
 	})
 
-	It("exits 1 when the stored network config differs and network.enforce is false", func() {
+	// `run` starts flanneld then, on the stored config, so `check` must say it could start.
+	It("exits 0 when the stored network config differs and network.enforce is false, with a warning", func() {
 		putNetworkConfig(cfg, `{"Network":"198.18.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
 		session := checkCommand()
-		Expect(session).To(gexec.Exit(1))
+		Expect(session).To(gexec.Exit(0))
 		Expect(session.Out).To(gbytes.Say(`NETWORK CONFIG %s: different\n`, cfg.Etcd.NetworkConfigKey()))
 		Expect(session.Out).To(gbytes.Say(`  differs: Backend.Type: stored "udp", desired "vxlan"\n`))
-		Expect(session.Out).To(gbytes.Say(`READY: no\n  - the network config at '%s' differs from the desired one and network.enforce is false\n`,
-			cfg.Etcd.NetworkConfigKey()))
+		Expect(session.Out).To(gbytes.Say(`READY: yes, flanneld could start now\nWARNING: the network config at '%s' differs from the desired one; `+
+			`flanneld would run on the stored one \(network.enforce is false\)\n`, cfg.Etcd.NetworkConfigKey()))
+		report, status := checkJSON()
+		Expect(status).To(Equal(0))
+		Expect(report.Problems).To(BeEmpty())
+		Expect(report.Warnings).To(ConsistOf(ContainSubstring("differs from the desired one")))
 	})
 
 	It("is ready with a different network config when network.enforce would replace it", func() {

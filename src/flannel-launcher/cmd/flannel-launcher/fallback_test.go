@@ -15,20 +15,32 @@ import (
 )
 
 var _ = Describe("flannel-launcher run under a seccomp filter like bpm's", func() {
-	It("switches from keepalive tuning to the ICMP echo fallback when pidfd_getfd is refused, and watches the member", func() {
-		memberIP := loopback.IPs(1)[0]
-		member, err := net.Listen("tcp", net.JoinHostPort(memberIP.String(), strconv.Itoa(cluster.Port)))
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(member.Close)
-		recordFile := filepath.Join(GinkgoT().TempDir(), "record.json")
+	// bpm's profile refuses both calls with EPERM; a kernel before 5.6 has no pidfd_getfd (ENOSYS), and an LSM may
+	// answer EACCES. None of these changes while flanneld runs.
+	DescribeTable("switches from keepalive tuning to the ICMP echo fallback when the pidfd calls are refused for good, and watches the member",
+		func(errno string, getfdOnly bool, message string) {
+			memberIP := loopback.IPs(1)[0]
+			member, err := net.Listen("tcp", net.JoinHostPort(memberIP.String(), strconv.Itoa(cluster.Port)))
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(member.Close)
+			recordFile := filepath.Join(GinkgoT().TempDir(), "record.json")
+			wrapper := []string{binaries.BPMSeccomp, "-errno", errno}
+			if getfdOnly {
+				wrapper = append(wrapper, "-getfd-only")
+			}
 
-		session := startUnder([]string{binaries.BPMSeccomp}, recordFile, []string{record.DialEnv + "=" + member.Addr().String()},
-			"run", "--config", writeConfig(newConfig()))
+			session := startUnder(wrapper, recordFile, []string{record.DialEnv + "=" + member.Addr().String()},
+				"run", "--config", writeConfig(newConfig()))
 
-		Eventually(session.Err, 15*time.Second).Should(gbytes.Say(`switching from keepalive tuning to ICMP echo \+ SOCK_DESTROY ` +
-			`for the rest of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd .*operation not permitted`))
-		Eventually(session.Err, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo: pid \d+'s connections to it on port %d`,
-			memberIP, cluster.Port))
-		Expect(session.Err.Contents()).NotTo(ContainSubstring("Tuned keepalive"))
-	})
+			Eventually(session.Err, 15*time.Second).Should(gbytes.Say(`switching from keepalive tuning to ICMP echo \+ SOCK_DESTROY ` +
+				`for the rest of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd .*` + message))
+			Eventually(session.Err, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo: pid \d+'s connections to it on port %d`,
+				memberIP, cluster.Port))
+			Expect(session.Err.Contents()).NotTo(ContainSubstring("Tuned keepalive"))
+			Expect(session.Err.Contents()).NotTo(ContainSubstring("failed, retrying"))
+		},
+		Entry("EPERM, as bpm's seccomp profile", "EPERM", false, "operation not permitted"),
+		Entry("ENOSYS from pidfd_getfd, as a kernel from 5.3 to 5.5", "ENOSYS", true, "function not implemented"),
+		Entry("EACCES", "EACCES", false, "permission denied"),
+	)
 })

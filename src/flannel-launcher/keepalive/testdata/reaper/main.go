@@ -27,7 +27,13 @@ func main() {
 	if pidErr != nil || portErr != nil {
 		usage()
 	}
-	reaper, err := keepalive.NewReaper(pid, port, boshlog.NewWriterLogger(boshlog.LevelDebug, os.Stdout))
+	process, err := keepalive.OpenProcess(pid)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer process.Close()
+	reaper, err := keepalive.NewReaper(process, port, boshlog.NewWriterLogger(boshlog.LevelDebug, os.Stdout))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
