@@ -15,12 +15,14 @@ const logTag = "flanneld"
 // a few more seconds than that.
 const DefaultKillAfter = 5 * time.Second
 
-// Runner runs flanneld to its end. Started, when set, is called with flanneld's PID once it runs.
+// Runner runs flanneld to its end. Started, when set, is called with flanneld's PID once it runs; Stopping,
+// when set, with the first stop signal, before it is passed on.
 type Runner struct {
 	Starter   Starter
 	Logger    boshlog.Logger
 	KillAfter time.Duration
 	Started   func(pid int)
+	Stopping  func(sig os.Signal)
 }
 
 // Run starts flanneld, passes each signal from stop on to it, and returns its exit status once it has ended.
@@ -47,6 +49,9 @@ func (r Runner) Run(path string, args []string, stop <-chan os.Signal) (int, err
 		case result := <-ended:
 			return r.finish(process.Pid(), result)
 		case sig := <-stop:
+			if killTimer == nil && r.Stopping != nil {
+				r.Stopping(sig)
+			}
 			r.Logger.Info(logTag, "forwarding signal: signal=%s pid=%d", sig, process.Pid())
 			if err := process.Signal(sig); err != nil {
 				r.Logger.Warn(logTag, "forwarding signal failed: signal=%s pid=%d error='%s'", sig, process.Pid(), err)

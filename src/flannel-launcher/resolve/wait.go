@@ -27,8 +27,9 @@ func (b Backoff) Delay(attempt int) time.Duration {
 }
 
 // WaitForAnswer looks the name up until it has addresses or ctx ends (the startup deadline), logging the
-// cause of every failed attempt. When ctx ends first the error is a *GaveUpError.
-func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, logger boshlog.Logger) ([]net.IP, error) {
+// cause of every failed attempt and, when failed is set, passing it on (the launcher's status file shows it).
+// When ctx ends first the error is a *GaveUpError.
+func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, logger boshlog.Logger, failed func(error)) ([]net.IP, error) {
 	start := time.Now()
 	var lastErr error
 	attempts := 0
@@ -43,6 +44,9 @@ func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, lo
 		}
 		attempts++
 		lastErr = err
+		if failed != nil {
+			failed(err)
+		}
 		wait := b.Delay(attempts)
 		logger.Warn(logTag, "Attempt %d: %s; retrying in %s", attempts, err, wait.Round(time.Millisecond))
 		if !sleep(ctx, wait) {
