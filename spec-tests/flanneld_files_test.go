@@ -18,11 +18,12 @@ import (
 
 type bpmConfig struct {
 	Processes []struct {
-		Name         string   `yaml:"name"`
-		Executable   string   `yaml:"executable"`
-		Args         []string `yaml:"args"`
-		Capabilities []string `yaml:"capabilities"`
-		Unsafe       struct {
+		Name          string   `yaml:"name"`
+		Executable    string   `yaml:"executable"`
+		Args          []string `yaml:"args"`
+		Capabilities  []string `yaml:"capabilities"`
+		EphemeralDisk bool     `yaml:"ephemeral_disk"`
+		Unsafe        struct {
 			Privileged          bool `yaml:"privileged"`
 			UnrestrictedVolumes []struct {
 				Path      string `yaml:"path"`
@@ -59,7 +60,8 @@ var _ = Describe("flanneld's other files", func() {
 		It("runs the launcher from a package of the job with the rendered config", func() {
 			process := parse(render(nil)).Processes[0]
 			Expect(process.Name).To(Equal("flanneld"), "monit starts the process named like the job")
-			Expect(process.Args).To(Equal([]string{"run", "--config", "/var/vcap/jobs/flanneld/config/" + filepath.Base(launcherConfig)}))
+			Expect(process.Args).To(Equal([]string{"run", "--config", "/var/vcap/jobs/flanneld/config/" + filepath.Base(launcherConfig),
+				"--status", statusFile}))
 			Expect(flanneld.Templates).To(ContainElement(launcherConfig))
 			expectPackagedExecutable(process.Executable)
 		})
@@ -80,6 +82,12 @@ var _ = Describe("flanneld's other files", func() {
 				paths = append(paths, volume.Path)
 			}
 			Expect(paths).To(ConsistOf("/run/flannel-dns", "/run/xtables.lock"))
+		})
+
+		It("keeps the launcher's status in the job's data directory, which bpm mounts for it", func() {
+			process := parse(render(nil)).Processes[0]
+			Expect(process.EphemeralDisk).To(BeTrue(), "bpm mounts /var/vcap/data/flanneld only with ephemeral_disk")
+			Expect(filepath.Dir(statusFile)).To(Equal("/var/vcap/data/" + flanneld.Name))
 		})
 	})
 

@@ -20,6 +20,8 @@ var _ = Describe("flanneld's template validation", func() {
 		Entry("subnet as wide as the network", map[string]interface{}{"subnet-len": 16}, "subnet-len", "'16'"),
 		Entry("subnet too narrow", map[string]interface{}{"subnet-len": 31}, "subnet-len", "'31'"),
 		Entry("unknown backend", map[string]interface{}{"backend-type": "vxlan2"}, "backend-type", "'vxlan2'"),
+		Entry("post-start's timeout without a unit", map[string]interface{}{"launcher.ready-timeout": "60"}, "launcher.ready-timeout", "'60'"),
+		Entry("post-start's timeout zero", map[string]interface{}{"launcher.ready-timeout": "0s"}, "launcher.ready-timeout", "'0s'"),
 		Entry("backend port too high", map[string]interface{}{"port": 70000}, "port", "'70000'"),
 		Entry("backend port negative", map[string]interface{}{"port": -1}, "port", "'-1'"),
 		Entry("backend port not a number", map[string]interface{}{"port": "udp"}, "port", "'udp'"),
