@@ -96,6 +96,14 @@ var _ = Describe("flanneld's launcher config", func() {
 		})
 	}
 
+	It("accepts every flannel backend that works under bpm (udp and ipsec do not: see the validation tests)", func() {
+		for _, backend := range []string{"vxlan", "host-gw", "wireguard", "ipip", "alloc"} {
+			rendered, err := renderConfig(map[string]interface{}{"backend-type": backend})
+			Expect(err).NotTo(HaveOccurred(), backend)
+			Expect(lookup(rendered, "network.backend_type")).To(Equal(backend))
+		}
+	})
+
 	It("leaves vni and port at 0 (flannel's defaults) when they are unset", func() {
 		rendered, err := renderConfig(nil)
 		Expect(err).NotTo(HaveOccurred())

@@ -101,12 +101,6 @@ var _ = Describe("flanneld's other files", func() {
 			Expect(script).To(ContainSubstring("/var/vcap/jobs/flanneld/config/cni/50-flannel.conflist /etc/cni/net.d/50-flannel.conflist"))
 			Expect(script).NotTo(ContainSubstring("/dev/net/tun"))
 		})
-
-		It("makes the TUN device only for the udp backend", func() {
-			script := string(render(map[string]interface{}{"backend-type": "udp"}).Files["bin/pre-start"])
-			expectBashSyntax(script)
-			Expect(script).To(ContainSubstring("mknod -m 0666 /dev/net/tun c 10 200"))
-		})
 	})
 
 	It("renders an operator script that runs `flannel-launcher check` on the rendered config", func() {
