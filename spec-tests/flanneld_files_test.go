@@ -78,7 +78,7 @@ var _ = Describe("flanneld's other files", func() {
 			Expect(process.Unsafe.Privileged).To(BeFalse())
 			var paths []string
 			for _, volume := range process.Unsafe.UnrestrictedVolumes {
-				Expect(volume.MountOnly).To(BeTrue(), "pre-start creates %s", volume.Path)
+				Expect(volume.MountOnly).To(BeTrue(), "bin/start creates %s", volume.Path)
 				paths = append(paths, volume.Path)
 			}
 			Expect(paths).To(ConsistOf("/run/flannel-dns", "/run/xtables.lock"))
@@ -92,14 +92,13 @@ var _ = Describe("flanneld's other files", func() {
 	})
 
 	Describe("bin/pre-start", func() {
-		It("is valid bash that prepares the subnet directory and installs the CNI conflist", func() {
-			script := string(render(map[string]interface{}{"subnet-file": "/run/flannel-dns/subnet.env"}).Files["bin/pre-start"])
+		It("is valid bash that installs the CNI conflist and leaves what a reboot undoes to bin/start", func() {
+			script := string(render(nil).Files["bin/pre-start"])
 			expectBashSyntax(script)
-			Expect(script).To(ContainSubstring(`subnet_dir="/run/flannel-dns"`))
-			Expect(script).To(ContainSubstring("net.ipv4.ip_forward=1"))
-			Expect(script).To(ContainSubstring("modprobe br_netfilter"))
 			Expect(script).To(ContainSubstring("/var/vcap/jobs/flanneld/config/cni/50-flannel.conflist /etc/cni/net.d/50-flannel.conflist"))
-			Expect(script).NotTo(ContainSubstring("/dev/net/tun"))
+			for _, rebootLoses := range []string{"/run/", "sysctl ", "modprobe ", "mknod "} {
+				Expect(script).NotTo(ContainSubstring(rebootLoses))
+			}
 		})
 	})
 
