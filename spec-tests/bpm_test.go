@@ -17,11 +17,12 @@ import (
 // capabilities of the runc spec that bpm builds from it.
 type bpmView struct {
 	Process struct {
-		Name         string
-		Executable   string
-		Args         []string
-		Capabilities []string
-		Unsafe       *struct {
+		Name          string
+		Executable    string
+		Args          []string
+		Capabilities  []string
+		EphemeralDisk bool
+		Unsafe        *struct {
 			Privileged          bool
 			UnrestrictedVolumes []struct {
 				Path      string

@@ -79,6 +79,9 @@ var _ = Describe("flanneld's launcher config", func() {
 			if strings.HasPrefix(name, "tls.etcdctl.") {
 				continue // rendered into files; see the TLS tests
 			}
+			if name == "launcher.ready-timeout" {
+				continue // bin/post-start's; see the lifecycle tests
+			}
 			Expect(settableProperties).To(HaveKey(name), "property %q is not tested", name)
 		}
 	})
@@ -92,6 +95,14 @@ var _ = Describe("flanneld's launcher config", func() {
 			Expect(err).NotTo(HaveOccurred())
 		})
 	}
+
+	It("accepts every flannel backend that works under bpm (udp and ipsec do not: see the validation tests)", func() {
+		for _, backend := range []string{"vxlan", "host-gw", "wireguard", "ipip", "alloc"} {
+			rendered, err := renderConfig(map[string]interface{}{"backend-type": backend})
+			Expect(err).NotTo(HaveOccurred(), backend)
+			Expect(lookup(rendered, "network.backend_type")).To(Equal(backend))
+		}
+	})
 
 	It("leaves vni and port at 0 (flannel's defaults) when they are unset", func() {
 		rendered, err := renderConfig(nil)

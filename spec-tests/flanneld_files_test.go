@@ -41,7 +41,8 @@ var _ = Describe("flanneld's other files", func() {
 		It("runs the launcher from a package of the job with the rendered config", func() {
 			process := parse(render(nil)).Process
 			Expect(process.Name).To(Equal("flanneld"), "monit starts the process named like the job")
-			Expect(process.Args).To(Equal([]string{"run", "--config", "/var/vcap/jobs/flanneld/config/" + filepath.Base(launcherConfig)}))
+			Expect(process.Args).To(Equal([]string{"run", "--config", "/var/vcap/jobs/flanneld/config/" + filepath.Base(launcherConfig),
+				"--status", statusFile}))
 			Expect(flanneld.Templates).To(ContainElement(launcherConfig))
 			expectPackagedExecutable(process.Executable)
 		})
@@ -60,7 +61,7 @@ var _ = Describe("flanneld's other files", func() {
 			Expect(process.Unsafe.Privileged).To(BeFalse())
 			var paths []string
 			for _, volume := range process.Unsafe.UnrestrictedVolumes {
-				Expect(volume.MountOnly).To(BeTrue(), "pre-start creates %s", volume.Path)
+				Expect(volume.MountOnly).To(BeTrue(), "bin/start creates %s", volume.Path)
 				paths = append(paths, volume.Path)
 			}
 			Expect(paths).To(ConsistOf("/run/flannel", "/run/xtables.lock"))
@@ -76,30 +77,22 @@ var _ = Describe("flanneld's other files", func() {
 					SatisfyAll(HaveField("Path", dir), HaveField("Writable", true))))
 			}
 		})
+
+		It("keeps the launcher's status in the job's data directory, which bpm mounts for it", func() {
+			process := parse(render(nil)).Process
+			Expect(process.EphemeralDisk).To(BeTrue(), "bpm mounts /var/vcap/data/flanneld only with ephemeral_disk")
+			Expect(filepath.Dir(statusFile)).To(Equal("/var/vcap/data/" + flanneld.Name))
+		})
 	})
 
 	Describe("bin/pre-start", func() {
-		It("is valid bash that prepares the subnet directory and installs the CNI conflist", func() {
+		It("is valid bash that installs the CNI conflist and leaves what a reboot undoes to bin/start", func() {
 			script := string(render(nil).Files["bin/pre-start"])
 			expectBashSyntax(script)
-			Expect(script).To(ContainSubstring("install -d -o vcap -g vcap -m 0755 /run/flannel\n"))
-			Expect(script).To(ContainSubstring("net.ipv4.ip_forward=1"))
-			Expect(script).To(ContainSubstring("modprobe br_netfilter"))
 			Expect(script).To(ContainSubstring("/var/vcap/jobs/flanneld/config/cni/50-flannel.conflist /etc/cni/net.d/50-flannel.conflist"))
-			Expect(script).NotTo(ContainSubstring("/dev/net/tun"))
-		})
-
-		It("prepares /run/flannel whatever subnet file is named in it, as bpm.yml mounts it", func() {
-			standard := render(nil)
-			other := render(map[string]interface{}{"subnet-file": "/run/flannel/other.env"})
-			Expect(other.Files["bin/pre-start"]).To(Equal(standard.Files["bin/pre-start"]))
-			Expect(other.Files["config/bpm.yml"]).To(Equal(standard.Files["config/bpm.yml"]))
-		})
-
-		It("makes the TUN device only for the udp backend", func() {
-			script := string(render(map[string]interface{}{"backend-type": "udp"}).Files["bin/pre-start"])
-			expectBashSyntax(script)
-			Expect(script).To(ContainSubstring("mknod -m 0666 /dev/net/tun c 10 200"))
+			for _, rebootLoses := range []string{"/run/", "sysctl ", "modprobe ", "mknod "} {
+				Expect(script).NotTo(ContainSubstring(rebootLoses))
+			}
 		})
 	})
 

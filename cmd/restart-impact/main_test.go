@@ -73,10 +73,10 @@ var _ = Describe("restart-impact", func() {
 		Expect(session.Out).To(gbytes.Say("master: no change to existing instances\nworker: existing instances would be updated\n  flannel-dns/flanneld renders differently: "))
 	})
 
-	It("shows the adoption itself: this release's jobs added, kubo's replaced", func() {
+	It("shows the adoption itself: this release's jobs added, kubo's replaced, bpm added to the workers", func() {
 		session := restartImpact(manifest(false, 3), manifest(true, 3))
 		Expect(session).To(gexec.Exit(1))
-		Expect(session.Out).To(gbytes.Say("worker: existing instances would be updated\n  flannel-dns/flanneld renders differently: \\(added\\)\n  flannel-dns/cfcr-dns-aliases renders differently: \\(added\\)\n  manifest entries differ \\(other releases, not rendered here\\): flanneld, kubo-dns-aliases\n"))
+		Expect(session.Out).To(gbytes.Say("worker: existing instances would be updated\n  flannel-dns/flanneld renders differently: \\(added\\)\n  flannel-dns/cfcr-dns-aliases renders differently: \\(added\\)\n  manifest entries differ \\(other releases, not rendered here\\): flanneld, kubo-dns-aliases, bpm\n"))
 	})
 
 	It("applies runtime config addons, filtered on the deployment's teams", func() {

@@ -42,6 +42,12 @@ func run(started time.Time) int {
 		fmt.Fprintf(os.Stderr, "recordingflanneld: writing %s: %s\n", path, err)
 		return 99
 	}
+	if subnet := os.Getenv(record.SubnetEnv); subnet != "" {
+		if err := writeSubnetFile(rec, subnet); err != nil {
+			fmt.Fprintf(os.Stderr, "recordingflanneld: %s\n", err)
+			return 99
+		}
+	}
 	if status, set := envInt(record.ExitEnv); set {
 		return status
 	}
@@ -62,4 +68,12 @@ func run(started time.Time) int {
 func envInt(name string) (int, bool) {
 	value, err := strconv.Atoi(os.Getenv(name))
 	return value, err == nil
+}
+
+func writeSubnetFile(rec record.Record, subnet string) error {
+	path, found := rec.Flag("subnet-file")
+	if !found {
+		return fmt.Errorf("%s is set but there is no -subnet-file", record.SubnetEnv)
+	}
+	return record.Replace(path, []byte("FLANNEL_SUBNET="+subnet+"\n"))
 }

@@ -17,11 +17,13 @@ const DefaultKillAfter = 5 * time.Second
 
 // Runner runs flanneld to its end. Started, when set, is called with flanneld's PID once it runs, before
 // flanneld is waited for: until Started returns, the PID names flanneld, even should it have exited already.
+// Stopping, when set, is called with the first stop signal, before it is passed on.
 type Runner struct {
 	Starter   Starter
 	Logger    boshlog.Logger
 	KillAfter time.Duration
 	Started   func(pid int)
+	Stopping  func(sig os.Signal)
 }
 
 // Run starts flanneld, passes each signal from stop on to it, and returns its exit status once it has ended.
@@ -48,6 +50,9 @@ func (r Runner) Run(path string, args []string, stop <-chan os.Signal) (int, err
 		case result := <-ended:
 			return r.finish(process.Pid(), result)
 		case sig := <-stop:
+			if killTimer == nil && r.Stopping != nil {
+				r.Stopping(sig)
+			}
 			r.Logger.Info(logTag, "forwarding signal: signal=%s pid=%d", sig, process.Pid())
 			if err := process.Signal(sig); err != nil {
 				r.Logger.Warn(logTag, "forwarding signal failed: signal=%s pid=%d error='%s'", sig, process.Pid(), err)

@@ -85,6 +85,22 @@ var _ = Describe("Runner", func() {
 		Expect(logs).To(gbytes.Say(`forwarding signal: signal=terminated pid=\d+`))
 	})
 
+	It("tells Stopping the first stop signal, once", func() {
+		env = append(env, record.IgnoreSignalEnv+"=true")
+		var signals []os.Signal
+		r := runner()
+		r.Stopping = func(sig os.Signal) { signals = append(signals, sig) }
+		go func() {
+			code, _ := r.Run(recordingFlanneld, nil, stop)
+			status <- code
+		}()
+		Eventually(recordFile).Should(BeAnExistingFile())
+		stop <- syscall.SIGTERM
+		stop <- syscall.SIGINT
+		Eventually(status).Should(Receive())
+		Expect(signals).To(Equal([]os.Signal{syscall.SIGTERM}))
+	})
+
 	It("forwards SIGINT", func() {
 		runInBackground()
 		Eventually(recordFile).Should(BeAnExistingFile())

@@ -47,6 +47,7 @@ func (l Launcher) discover(ctx context.Context) (discovery, error) {
 		wait := l.backoff().Delay(attempt)
 		l.Logger.Warn(logTag, "reaching etcd failed, retrying: attempt=%d retry_in=%s error='%s'",
 			attempt, wait.Round(time.Millisecond), last.Err)
+		l.Status.Retrying(last.Error())
 		select {
 		case <-ctx.Done():
 			return discovery{}, deadlinePassed(last, time.Since(start))
@@ -64,7 +65,7 @@ func deadlinePassed(last *RetryError, waited time.Duration) *GiveUpError {
 // a *GiveUpError will not.
 func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) (discovery, error) {
 	backoff := l.backoff()
-	ips, err := l.Resolver.WaitForAnswer(ctx, l.Config.Etcd.Alias, backoff, l.Logger)
+	ips, err := l.Resolver.WaitForAnswer(ctx, l.Config.Etcd.Alias, backoff, l.Logger, func(err error) { l.Status.Retrying(err.Error()) })
 	if err != nil {
 		return discovery{}, &GiveUpError{Step: "resolving the alias", Err: err}
 	}

@@ -4,6 +4,8 @@ package launch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"runtime/debug"
@@ -17,16 +19,26 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
 )
 
 // Resolver looks up the alias and the members' names; *resolve.Resolver is one.
 type Resolver interface {
 	Lookup(ctx context.Context, name string) ([]net.IP, error)
-	WaitForAnswer(ctx context.Context, name string, b resolve.Backoff, logger boshlog.Logger) ([]net.IP, error)
+	WaitForAnswer(ctx context.Context, name string, b resolve.Backoff, logger boshlog.Logger, failed func(error)) ([]net.IP, error)
 }
 
-// Launcher holds everything the run touches, so tests can swap the resolver, the process starter and the
-// clock.
+// Reporter is told where the run is; *status.Recorder keeps it in the status file.
+type Reporter interface {
+	Retrying(reason string)
+	FlanneldStarted(pid int, reason string)
+	Ready(reason string)
+	Failed(reason string)
+	Stopped(reason string)
+}
+
+// Launcher holds everything the run touches, so tests can swap the resolver, the process starter, the clock
+// and the status reporter.
 type Launcher struct {
 	Config    config.Config
 	Resolver  Resolver
@@ -34,6 +46,7 @@ type Launcher struct {
 	Clock     Clock
 	Logger    boshlog.Logger
 	KillAfter time.Duration
+	Status    Reporter
 }
 
 // New wires the real parts: the DNS servers from cfg.DNS, flanneld as a child process, the wall clock.
@@ -49,14 +62,17 @@ func New(cfg config.Config, logger boshlog.Logger) (Launcher, error) {
 		Clock:     RealClock{},
 		Logger:    logger,
 		KillAfter: flanneld.DefaultKillAfter,
+		Status:    status.NewRecorder("", logger, time.Now),
 	}, nil
 }
 
 // Run prepares and runs flanneld. It returns flanneld's exit status, or 1 and the reason when flanneld did
-// not start. Signals from stop end the preparation, or are passed on to flanneld once it runs.
+// not start. Signals from stop end the preparation, or are passed on to flanneld once it runs. Every step is
+// reported to l.Status.
 func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 	found, err := l.prepare(stop)
 	if err != nil {
+		l.reportEnd(err)
 		return 1, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,8 +81,12 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 	defer cancel()
 	alongside.Go(func() { l.watchAlias(ctx, found.aliasIPs) })
 
+	subnetFile := flanneld.WatchSubnetFile(l.Config.Flanneld.SubnetFile)
 	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter,
+		Stopping: func(sig os.Signal) { l.Status.Stopped(fmt.Sprintf("stop signal (%s) passed on to flanneld", sig)) },
 		Started: func(pid int) {
+			l.Status.FlanneldStarted(pid, fmt.Sprintf("waiting for flanneld to write its subnet file '%s'", subnetFile.Path))
+			alongside.Go(func() { l.awaitSubnetFile(ctx, subnetFile) })
 			l.watchSockets(ctx, &alongside, pid)
 			// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client,
 			// TLS) back now, after flanneld's start rather than before it. From here on the live heap is small
@@ -75,8 +95,42 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 			debug.FreeOSMemory()
 			debug.SetGCPercent(steadyStateGCPercent)
 		}}
-	return runner.Run(l.Config.Flanneld.Path, flanneld.Args(l.Config, found.memberURLs), stop)
+	exitStatus, err := runner.Run(l.Config.Flanneld.Path, flanneld.Args(l.Config, found.memberURLs), stop)
+	if err != nil {
+		l.Status.Failed(err.Error())
+	} else {
+		l.Status.Failed(fmt.Sprintf("flanneld exited with status %d", exitStatus))
+	}
+	return exitStatus, err
 }
+
+// reportEnd reports why the run ended before flanneld started.
+func (l Launcher) reportEnd(err error) {
+	var stopped *StoppedError
+	if errors.As(err, &stopped) {
+		l.Status.Stopped(err.Error())
+		return
+	}
+	l.Status.Failed(err.Error())
+}
+
+// awaitSubnetFile reports ready once flanneld has written its subnet file: flanneld writes it once its lease,
+// routes and rules are in place, and the flannel CNI plugin needs it.
+func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.SubnetFile) {
+	ticks := l.Clock.Ticks(ctx, subnetFilePoll)
+	for !subnetFile.Written() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+	}
+	l.Logger.Info(logTag, "flanneld is ready: subnet_file=%s", subnetFile.Path)
+	l.Status.Ready(fmt.Sprintf("flanneld wrote its subnet file '%s'", subnetFile.Path))
+}
+
+// subnetFilePoll is how often the run looks for flanneld's subnet file until it is there.
+const subnetFilePoll = 100 * time.Millisecond
 
 // watchAlias logs how the alias' answer changes; it never talks to etcd and never restarts flanneld.
 func (l Launcher) watchAlias(ctx context.Context, current []net.IP) {

@@ -124,7 +124,7 @@ var _ = Describe("Discovering the members through the alias", func() {
 		answered := make(chan []net.IP, 1)
 		go func() {
 			defer GinkgoRecover()
-			ips, err := resolver.WaitForAnswer(context.Background(), cluster.Alias, backoff, logger)
+			ips, err := resolver.WaitForAnswer(context.Background(), cluster.Alias, backoff, logger, nil)
 			Expect(err).NotTo(HaveOccurred())
 			answered <- ips
 		}()

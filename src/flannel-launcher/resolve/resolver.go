@@ -3,7 +3,7 @@
 //
 //	r, err := resolve.New(cfg.DNS, cfg.Timing.DNSTimeout.D())
 //	ips, err := r.Lookup(ctx, name)                    // one try; a *LookupError says why it failed
-//	ips, err := r.WaitForAnswer(ctx, name, b, logger)  // retries until ctx ends; then a *GaveUpError
+//	ips, err := r.WaitForAnswer(ctx, name, b, logger, nil)  // retries until ctx ends; then a *GaveUpError
 //	resolve.NewWatcher(r, name, ips, logger).Run(ctx, ticker.C)
 package resolve
 

@@ -36,7 +36,7 @@ var _ = Describe("WaitForAnswer", func() {
 		}
 		done := make(chan answer, 1)
 		go func() {
-			ips, err := resolver.WaitForAnswer(context.Background(), alias, backoff, logger)
+			ips, err := resolver.WaitForAnswer(context.Background(), alias, backoff, logger, nil)
 			done <- answer{ips, err}
 		}()
 
@@ -57,7 +57,8 @@ var _ = Describe("WaitForAnswer", func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 
-		_, err := resolver.WaitForAnswer(ctx, alias, backoff, logger)
+		var failures []error
+		_, err := resolver.WaitForAnswer(ctx, alias, backoff, logger, func(err error) { failures = append(failures, err) })
 
 		var gaveUp *resolve.GaveUpError
 		Expect(errors.As(err, &gaveUp)).To(BeTrue())
@@ -65,6 +66,8 @@ var _ = Describe("WaitForAnswer", func() {
 		Expect(gaveUp.Servers).To(Equal([]string{server.Addr}))
 		Expect(lookupError(gaveUp.Last).Cause).To(Equal(resolve.ServerFailure))
 		Expect(err.Error()).To(MatchRegexp(`no address for 'etcd.test.internal' from %s after \d+ attempts .*SERVFAIL`, server.Addr))
+		Expect(failures).To(HaveLen(gaveUp.Attempts), "each failed attempt is passed on")
+		Expect(lookupError(failures[0]).Cause).To(Equal(resolve.ServerFailure))
 	})
 })
 

@@ -15,6 +15,7 @@ const (
 	SignalExitEnv   = "RECORDING_FLANNELD_SIGNAL_EXIT"   // status to exit with after SIGTERM/SIGINT (default 0)
 	IgnoreSignalEnv = "RECORDING_FLANNELD_IGNORE_SIGNAL" // "true": record the signal but keep running
 	DialEnv         = "RECORDING_FLANNELD_DIAL"          // host:port to connect to and hold, as flanneld holds etcd
+	SubnetEnv       = "RECORDING_FLANNELD_SUBNET"        // write FLANNEL_SUBNET=<this> to -subnet-file, as flanneld does
 )
 
 type Record struct {
@@ -31,6 +32,11 @@ func Write(path string, r Record) error {
 	if err != nil {
 		return err
 	}
+	return Replace(path, data)
+}
+
+// Replace writes a new file and renames it over path, as flanneld writes its subnet file.
+func Replace(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".record-*")
 	if err != nil {
 		return err

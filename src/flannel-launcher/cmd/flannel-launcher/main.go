@@ -1,8 +1,10 @@
-// Command flannel-launcher finds etcd through the bosh-dns alias and runs flanneld (`run`), or reports what
-// it sees (`check`). main only wires the packages and maps errors to exit statuses.
+// Command flannel-launcher finds etcd through the bosh-dns alias and runs flanneld (`run`), reports what it
+// sees (`check`), or waits until a run reports flanneld ready (`wait-ready`). main only wires the packages and
+// maps errors to exit statuses.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,12 +12,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
 )
 
 // version is set at build time: -ldflags "-X main.version=..."
@@ -24,9 +28,13 @@ var version = "dev"
 const (
 	logTag = "flannel-launcher"
 	usage  = `usage:
-  flannel-launcher run --config FILE             find etcd through the alias and run flanneld
-  flannel-launcher check --config FILE [--json]  report what this VM sees; exit 0 when flanneld could start
-  flannel-launcher version                       print the version
+  flannel-launcher run --config FILE [--status FILE]   find etcd through the alias and run flanneld,
+                                                       keeping the run's status in FILE
+  flannel-launcher check --config FILE [--json]        report what this VM sees; exit 0 when flanneld could start
+  flannel-launcher wait-ready --config FILE --status FILE [--timeout 60s]
+                                                       wait until the run reports flanneld ready; exit 1 with
+                                                       the run's reason when it fails or the timeout passes
+  flannel-launcher version                             print the version
 `
 	exitFailure = 1
 	exitUsage   = 2
@@ -46,6 +54,8 @@ func run(args []string) int {
 		return runCommand(args[2:])
 	case "check":
 		return checkCommand(args[2:])
+	case "wait-ready":
+		return waitReadyCommand(args[2:])
 	case "version":
 		fmt.Println(version)
 		return 0
@@ -62,25 +72,67 @@ func runCommand(args []string) int {
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	logger := newLogger(boshlog.LevelInfo)
 	flags, configPath := newFlags("run")
+	statusPath := flags.String("status", "", "the file that keeps the run's status, for wait-ready")
 	if err := flags.Parse(args); err != nil || *configPath == "" {
 		return usageError(flags, err)
 	}
-	logger.Info(logTag, "starting: version=%s config=%s", version, *configPath)
+	logger.Info(logTag, "starting: version=%s config=%s status=%s", version, *configPath, *statusPath)
+	recorder := status.NewRecorder(*statusPath, logger, time.Now)
 	cfg, err := config.Load(*configPath)
 	if err != nil {
+		recorder.Failed(err.Error())
 		return configError(logger, err)
 	}
 	launcher, err := launch.New(cfg, logger)
 	if err != nil {
+		recorder.Failed(err.Error())
 		return fail(logger, err)
 	}
-	status, err := launcher.Run(stop)
+	launcher.Status = recorder
+	exitStatus, err := launcher.Run(stop)
 	if err != nil {
 		return fail(logger, err)
 	}
-	logger.Info(logTag, "exiting with flanneld's status: status=%d", status)
-	return status
+	logger.Info(logTag, "exiting with flanneld's status: status=%d", exitStatus)
+	return exitStatus
 }
+
+// waitReadyCommand is the job's post-start: it prints each change of the run's status and exits 0 once
+// flanneld is ready, 1 with the run's reason otherwise.
+func waitReadyCommand(args []string) int {
+	logger := newLogger(boshlog.LevelWarn)
+	flags, configPath := newFlags("wait-ready")
+	statusPath := flags.String("status", "", "the status file that run keeps")
+	timeout := flags.Duration("timeout", defaultReadyTimeout, "how long to wait")
+	err := flags.Parse(args)
+	if err == nil && (*configPath == "" || *statusPath == "") {
+		err = errors.New("--config and --status are required")
+	} else if err == nil && *timeout <= 0 {
+		err = fmt.Errorf("--timeout must be longer than zero, got '%s'", *timeout)
+	}
+	if err != nil {
+		return usageError(flags, err)
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		return configError(logger, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	waiter := status.Waiter{StatusFile: *statusPath, SubnetFile: cfg.Flanneld.SubnetFile, Interval: readyPoll,
+		Progress: func(s status.Status) { fmt.Printf("flanneld: %s\n", s) }}
+	if _, err := waiter.Wait(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "flanneld is not ready: %s\n", err)
+		return exitFailure
+	}
+	fmt.Println("flanneld is ready")
+	return 0
+}
+
+const (
+	defaultReadyTimeout = 60 * time.Second
+	readyPoll           = 250 * time.Millisecond
+)
 
 func checkCommand(args []string) int {
 	logger := newLogger(boshlog.LevelWarn)

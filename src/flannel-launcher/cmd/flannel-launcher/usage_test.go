@@ -29,6 +29,7 @@ var _ = Describe("flannel-launcher usage", func() {
 		Expect(session).To(gexec.Exit(0))
 		Expect(session.Out).To(gbytes.Say(`flannel-launcher run --config FILE`))
 		Expect(session.Out).To(gbytes.Say(`flannel-launcher check --config FILE \[--json\]`))
+		Expect(session.Out).To(gbytes.Say(`flannel-launcher wait-ready --config FILE --status FILE \[--timeout 60s\]`))
 	})
 
 	DescribeTable("exits 2 on a usage error",

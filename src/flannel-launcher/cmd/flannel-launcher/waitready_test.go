@@ -1,0 +1,121 @@
+package main_test
+
+import (
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
+	"github.com/flannel-dns/flannel-dns/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+)
+
+var _ = Describe("flannel-launcher run --status and wait-ready", func() {
+	var (
+		cfg        config.Config
+		recordFile string
+		statusFile string
+	)
+
+	// run starts the launcher with a flanneld that writes its subnet file.
+	run := func() *gexec.Session {
+		return start(recordFile, []string{record.SubnetEnv + "=198.18.3.1/24"},
+			"run", "--config", writeConfig(cfg), "--status", statusFile)
+	}
+	waitReady := func(timeout string) *gexec.Session {
+		session := start(filepath.Join(GinkgoT().TempDir(), "unused.json"), nil,
+			"wait-ready", "--config", writeConfig(cfg), "--status", statusFile, "--timeout", timeout)
+		Eventually(session, 30*time.Second).Should(gexec.Exit())
+		return session
+	}
+	current := func() status.Status {
+		s, err := status.Read(statusFile)
+		Expect(err).NotTo(HaveOccurred())
+		return s
+	}
+
+	BeforeEach(func() {
+		cfg = newConfig()
+		dir := GinkgoT().TempDir()
+		cfg.Flanneld.SubnetFile = filepath.Join(dir, "subnet.env")
+		recordFile = filepath.Join(dir, "record.json")
+		statusFile = filepath.Join(dir, "status.json")
+		DeferCleanup(cluster.Publish, dnsServer)
+	})
+
+	It("exits 0 once flanneld has written its subnet file, printing each step", func() {
+		run()
+		session := waitReady("20s")
+		Expect(session).To(gexec.Exit(0))
+		Expect(session.Out).To(gbytes.Say(`flanneld: ready: flanneld wrote its subnet file '` + cfg.Flanneld.SubnetFile + `'\n`))
+		Expect(session.Out).To(gbytes.Say(`flanneld is ready\n`))
+	})
+
+	It("replaces an earlier run's status at once, so that it never counts as ready", func() {
+		Expect(status.Write(statusFile, status.Status{State: status.Ready, Started: time.Now().Add(-time.Hour)})).To(Succeed())
+		before := time.Now()
+		dnsServer.Remove(cluster.Alias)
+		run()
+		Eventually(current).Should(HaveField("Started", BeTemporally(">=", before.Truncate(time.Second))))
+		Expect(current().State).NotTo(Equal(status.Ready))
+	})
+
+	It("exits 1 with the run's reason when etcd's certificate is not signed by the CA in etcd.ca_file", func() {
+		other, err := pki.NewCA(GinkgoT().TempDir(), "other-ca")
+		Expect(err).NotTo(HaveOccurred())
+		cfg.Etcd.CAFile = other.CertFile
+		run()
+		session := waitReady("20s")
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say(`flanneld is not ready: the launcher failed: giving up on checking etcd's server certificate: .*is not signed by the CA in etcd.ca_file '%s'`, other.CertFile))
+	})
+
+	It("exits 1 at the timeout with the last reason while no etcd member answers", func() {
+		dnsServer.SetAddresses(cluster.Alias, loopback.IPs(2)...)
+		run()
+		session := waitReady("2s")
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Out).To(gbytes.Say(`flanneld: retrying: attempt \d+: no etcd member answered`))
+		Expect(session.Err).To(gbytes.Say(`flanneld is not ready: still retrying after 2s: attempt \d+: no etcd member answered at the addresses of '%s'`, cluster.Alias))
+	})
+
+	It("exits 1 at the timeout with the last reason while the alias has no answer", func() {
+		dnsServer.Remove(cluster.Alias)
+		run()
+		session := waitReady("2s")
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say(`flanneld is not ready: still retrying after 2s: looking up '%s' at %s: NXDOMAIN`, cluster.Alias, dnsServer.Addr))
+	})
+
+	It("exits 1 when the run's config is bad, with the problem, which run put into the status file", func() {
+		cfg.Etcd.CAFile = "/nonexistent/ca.crt"
+		session := run()
+		Eventually(session, 5*time.Second).Should(gexec.Exit(2))
+		Expect(current()).To(SatisfyAll(HaveField("State", status.Failed),
+			HaveField("Reason", ContainSubstring("etcd.ca_file: cannot read '/nonexistent/ca.crt'"))))
+	})
+
+	It("exits 1 when no run has written a status", func() {
+		session := waitReady("1s")
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say(`flanneld is not ready: the launcher wrote no status to '%s' in 1s`, statusFile))
+	})
+
+	DescribeTable("exits 2 on a usage error",
+		func(message string, args ...string) {
+			session := start(recordFile, nil, append([]string{"wait-ready"}, args...)...)
+			Eventually(session, 5*time.Second).Should(gexec.Exit(2))
+			Expect(session.Err).To(gbytes.Say(message))
+		},
+		Entry("no --status", `wait-ready: --config and --status are required`, "--config", "x.json"),
+		Entry("no --config", `wait-ready: --config and --status are required`, "--status", "s.json"),
+		Entry("a zero timeout", `wait-ready: --timeout must be longer than zero, got '0s'`, "--config", "x.json", "--status", "s.json", "--timeout", "0s"),
+		Entry("a timeout without a unit", `wait-ready: invalid value "60" for flag -timeout`, "--config", "x.json", "--status", "s.json", "--timeout", "60"),
+	)
+})

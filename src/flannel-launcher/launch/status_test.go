@@ -1,0 +1,130 @@
+package launch_test
+
+import (
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
+	"github.com/flannel-dns/flannel-dns/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+)
+
+var _ = Describe("the run's status", func() {
+	var (
+		cfg        config.Config
+		recordFile string
+		statusFile string
+		logger     boshlog.Logger
+		logs       *gbytes.Buffer
+		stop       chan os.Signal
+	)
+
+	// launcher reports to statusFile; its flanneld writes the subnet file when writesSubnet is set.
+	launcher := func(writesSubnet bool, env ...string) launch.Launcher {
+		l := newLauncher(cfg, recordFile, logger, new(atomic.Int32))
+		if writesSubnet {
+			env = append(env, record.SubnetEnv+"=198.18.3.1/24")
+		}
+		l.Starter = withEnv(l.Starter, env...)
+		l.Status = status.NewRecorder(statusFile, logger, time.Now)
+		return l
+	}
+	current := func() status.Status {
+		s, err := status.Read(statusFile)
+		Expect(err).NotTo(HaveOccurred())
+		return s
+	}
+	flanneldPID := func() int {
+		rec, err := record.Read(recordFile)
+		Expect(err).NotTo(HaveOccurred())
+		return rec.PID
+	}
+
+	BeforeEach(func() {
+		cfg = newConfig()
+		dir := GinkgoT().TempDir()
+		cfg.Flanneld.SubnetFile = filepath.Join(dir, "subnet.env")
+		recordFile = filepath.Join(dir, "record.json")
+		statusFile = filepath.Join(dir, "status.json")
+		logger, logs = testlog.New()
+		stop = make(chan os.Signal, 1)
+		DeferCleanup(cluster.Publish, dnsServer)
+	})
+
+	It("says why it retries while no member answers, then ready with flanneld's PID once flanneld writes its subnet file", func() {
+		dnsServer.SetAddresses(cluster.Alias, loopback.IPs(2)...)
+		runInBackground(launcher(true), stop)
+		Eventually(current).Should(SatisfyAll(
+			HaveField("State", status.Retrying), HaveField("Reason", MatchRegexp(`^attempt \d+: no etcd member answered`))))
+
+		cluster.Publish(dnsServer)
+		Eventually(current, 10*time.Second).Should(HaveField("State", status.Ready))
+		Expect(current().FlanneldPID).To(Equal(flanneldPID()))
+		Expect(current().Reason).To(Equal("flanneld wrote its subnet file '" + cfg.Flanneld.SubnetFile + "'"))
+		Expect(logs).To(gbytes.Say(`flanneld is ready: subnet_file=`))
+	})
+
+	It("says why it retries while the alias has no answer", func() {
+		dnsServer.Remove(cluster.Alias)
+		runInBackground(launcher(true), stop)
+		Eventually(current).Should(SatisfyAll(
+			HaveField("State", status.Retrying), HaveField("Reason", ContainSubstring("looking up '"+cluster.Alias+"'")),
+			HaveField("Reason", ContainSubstring("NXDOMAIN"))))
+	})
+
+	It("does not take a subnet file left by an earlier run for a write", func() {
+		Expect(os.WriteFile(cfg.Flanneld.SubnetFile, []byte("FLANNEL_SUBNET=198.18.3.1/24\n"), 0o644)).To(Succeed())
+		runInBackground(launcher(false), stop)
+		Eventually(recordFile, 10*time.Second).Should(BeAnExistingFile())
+		Eventually(current).Should(HaveField("FlanneldPID", flanneldPID()))
+		Consistently(current, 500*time.Millisecond).Should(SatisfyAll(HaveField("State", status.Starting),
+			HaveField("Reason", "waiting for flanneld to write its subnet file '"+cfg.Flanneld.SubnetFile+"'")))
+	})
+
+	It("says why it gave up", func() {
+		cfg.Etcd.Alias = "other.test.internal"
+		dnsServer.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
+		_, err := launcher(true).Run(stop)
+		Expect(err).To(HaveOccurred())
+		Expect(current().State).To(Equal(status.Failed))
+		Expect(current().Reason).To(Equal(err.Error()))
+		Expect(current().Reason).To(ContainSubstring("does not cover the alias 'other.test.internal'"))
+	})
+
+	It("says stopped when a stop signal comes before flanneld starts", func() {
+		dnsServer.Remove(cluster.Alias)
+		done := runInBackground(launcher(true), stop)
+		Eventually(current).Should(HaveField("State", status.Retrying))
+		stop <- syscall.SIGINT
+		Eventually(done).Should(Receive())
+		Expect(current()).To(SatisfyAll(HaveField("State", status.Stopped),
+			HaveField("Reason", "stopped by interrupt before flanneld started")))
+	})
+
+	It("says that flanneld exited, with its status", func() {
+		exitStatus, err := launcher(false, record.ExitEnv+"=4").Run(stop)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(exitStatus).To(Equal(4))
+		Expect(current()).To(SatisfyAll(HaveField("State", status.Failed), HaveField("Reason", "flanneld exited with status 4")))
+	})
+
+	It("says stopped once a stop signal comes, and keeps saying so after flanneld exits", func() {
+		done := runInBackground(launcher(true, record.SignalExitEnv+"=1"), stop)
+		Eventually(current, 10*time.Second).Should(HaveField("State", status.Ready))
+		stop <- syscall.SIGTERM
+		Eventually(done, 5*time.Second).Should(Receive())
+		Expect(current()).To(SatisfyAll(HaveField("State", status.Stopped),
+			HaveField("Reason", "stop signal (terminated) passed on to flanneld")))
+	})
+})

@@ -1,0 +1,116 @@
+package status_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
+)
+
+var _ = Describe("Waiter", func() {
+	var (
+		statusFile, subnetFile string
+		seen                   chan status.Status
+		waiter                 status.Waiter
+	)
+
+	write := func(s status.Status) {
+		Expect(status.Write(statusFile, s)).To(Succeed())
+	}
+	writeSubnetFile := func() {
+		Expect(os.WriteFile(subnetFile, []byte("FLANNEL_SUBNET=198.18.3.1/24\n"), 0o644)).To(Succeed())
+	}
+	type result struct {
+		status status.Status
+		err    error
+	}
+	waitInBackground := func(timeout time.Duration) chan result {
+		done := make(chan result, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		go func() {
+			defer cancel()
+			s, err := waiter.Wait(ctx)
+			done <- result{s, err}
+		}()
+		return done
+	}
+
+	BeforeEach(func() {
+		dir := GinkgoT().TempDir()
+		statusFile = filepath.Join(dir, "status.json")
+		subnetFile = filepath.Join(dir, "subnet.env")
+		seen = make(chan status.Status, 10)
+		waiter = status.Waiter{StatusFile: statusFile, SubnetFile: subnetFile, Interval: 10 * time.Millisecond,
+			Progress: func(s status.Status) { seen <- s }}
+	})
+
+	It("waits through starting and retrying until the run is ready and the subnet file is there, telling each change once", func() {
+		done := waitInBackground(10 * time.Second)
+		write(status.Status{State: status.Starting})
+		Eventually(seen).Should(Receive(HaveField("State", status.Starting)))
+		write(status.Status{State: status.Retrying, Reason: "no etcd member answered"})
+		Eventually(seen).Should(Receive(Equal(status.Status{State: status.Retrying, Reason: "no etcd member answered"})))
+		Consistently(seen, 100*time.Millisecond).ShouldNot(Receive(), "the same status is told once")
+		Expect(done).NotTo(Receive())
+
+		writeSubnetFile()
+		write(status.Status{State: status.Ready, Reason: "wrote it", FlanneldPID: 12})
+		var got result
+		Eventually(done).Should(Receive(&got))
+		Expect(got.err).NotTo(HaveOccurred())
+		Expect(got.status.FlanneldPID).To(Equal(12))
+	})
+
+	It("fails at once with the reason of a run that failed", func() {
+		write(status.Status{State: status.Failed, Reason: "giving up on checking etcd's server certificate: x509: certificate signed by unknown authority"})
+		var got result
+		Eventually(waitInBackground(10 * time.Second)).Should(Receive(&got))
+		Expect(got.err).To(MatchError("the launcher failed: giving up on checking etcd's server certificate: x509: certificate signed by unknown authority"))
+	})
+
+	It("fails at once when the run was stopped", func() {
+		write(status.Status{State: status.Stopped, Reason: "stop signal (terminated) passed on to flanneld"})
+		var got result
+		Eventually(waitInBackground(10 * time.Second)).Should(Receive(&got))
+		Expect(got.err).To(MatchError("the launcher was stopped: stop signal (terminated) passed on to flanneld"))
+	})
+
+	It("fails when the run says ready but the subnet file is not there", func() {
+		write(status.Status{State: status.Ready})
+		var got result
+		Eventually(waitInBackground(10 * time.Second)).Should(Receive(&got))
+		Expect(got.err).To(MatchError(SatisfyAll(ContainSubstring("subnet file is not on the host"), ContainSubstring(subnetFile))))
+	})
+
+	It("gives up at the timeout with where the run was and why", func() {
+		write(status.Status{State: status.Retrying, Reason: "attempt 3: no etcd member answered at the addresses of 'etcd.cfcr.internal'"})
+		var got result
+		Eventually(waitInBackground(300 * time.Millisecond)).Should(Receive(&got))
+		Expect(got.err).To(MatchError(MatchRegexp(`^still retrying after \d+s: attempt 3: no etcd member answered at the addresses of 'etcd.cfcr.internal'$`)))
+	})
+
+	It("gives up at the timeout saying that no status was written", func() {
+		var got result
+		Eventually(waitInBackground(300 * time.Millisecond)).Should(Receive(&got))
+		Expect(got.err).To(MatchError(ContainSubstring("the launcher wrote no status to '" + statusFile + "'")))
+		Expect(seen).NotTo(Receive())
+	})
+
+	It("keeps waiting through a status file that is missing for a while, as between two runs", func() {
+		write(status.Status{State: status.Retrying, Reason: "timeout"})
+		done := waitInBackground(10 * time.Second)
+		Eventually(seen).Should(Receive())
+		Expect(os.Remove(statusFile)).To(Succeed())
+		Consistently(done, 100*time.Millisecond).ShouldNot(Receive())
+		writeSubnetFile()
+		write(status.Status{State: status.Ready})
+		var got result
+		Eventually(done).Should(Receive(&got))
+		Expect(got.err).NotTo(HaveOccurred())
+	})
+})
