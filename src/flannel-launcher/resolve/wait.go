@@ -27,8 +27,9 @@ func (b Backoff) Delay(attempt int) time.Duration {
 }
 
 // WaitForAnswer looks the name up until it has addresses or ctx ends (the startup deadline), logging the
-// cause of every failed attempt. When ctx ends first the error is a *GaveUpError.
-func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, logger boshlog.Logger) ([]net.IP, error) {
+// cause of every failed attempt and, when failed is set, passing it on (the launcher's status file shows it).
+// When ctx ends first the error is a *GaveUpError.
+func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, logger boshlog.Logger, failed func(error)) ([]net.IP, error) {
 	start := time.Now()
 	var lastErr error
 	attempts := 0
@@ -38,11 +39,14 @@ func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, lo
 			logger.Info(logTag, "'%s' resolves to %s", name, joinIPs(ips))
 			return ips, nil
 		}
-		if ctx.Err() != nil && lastErr != nil {
+		if cutShort(ctx) && lastErr != nil {
 			break // this attempt was cut short by the deadline; the previous cause says more
 		}
 		attempts++
 		lastErr = err
+		if failed != nil {
+			failed(err)
+		}
 		wait := b.Delay(attempts)
 		logger.Warn(logTag, "Attempt %d: %s; retrying in %s", attempts, err, wait.Round(time.Millisecond))
 		if !sleep(ctx, wait) {
@@ -50,6 +54,13 @@ func (r *Resolver) WaitForAnswer(ctx context.Context, name string, b Backoff, lo
 		}
 	}
 	return nil, &GaveUpError{Name: name, Servers: r.Servers(), Attempts: attempts, Waited: time.Since(start), Last: lastErr}
+}
+
+// cutShort tells whether ctx has ended. A lookup bounded by ctx's deadline may come back a moment before ctx
+// itself says so.
+func cutShort(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(deadline)
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
