@@ -25,7 +25,8 @@ func (c *Cluster) RebootWorker(w *worker.Worker) error {
 		return err
 	}
 	c.Logf("%s: boot (monit starts the jobs)", w.Name)
-	if err := w.Agent.Start(agent.Watch(c.update.UpdateWatch)); err != nil {
+	// No director watches a boot: it is looked at at once, until the longest watch time.
+	if err := w.Agent.Start(agent.Watch{Max: c.update.UpdateWatch.Max}); err != nil {
 		return err
 	}
 	_, err := c.waitForSubnet(w)

@@ -71,11 +71,10 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, members.RequestTimeout)
 	defer cancel()
+	// A certificate that does not verify is retried too, until the startup deadline: the job keeps running, so
+	// post-start reports the reason, and while credentials rotate, etcd's certificate and the CA this VM has
+	// may disagree for as long as the roll takes.
 	if _, err := cluster.CheckServerCerts(ctx, ips); err != nil {
-		var certErr *members.CertError
-		if errors.As(err, &certErr) {
-			return discovery{}, &GiveUpError{Step: "checking etcd's server certificate", Err: err}
-		}
 		return discovery{}, &RetryError{Attempt: n, Err: err}
 	}
 	urls, err := l.membersAndNetwork(ctx, cluster)

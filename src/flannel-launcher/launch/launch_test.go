@@ -21,7 +21,6 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
-	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 	"github.com/flannel-dns/flannel-dns/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
 	"github.com/flannel-dns/flannel-dns/testenv/testlog"
@@ -194,18 +193,18 @@ var _ = Describe("Launcher.Run", func() {
 		Expect(starts.Load()).To(BeZero())
 	})
 
-	It("gives up at once when the server certificate does not cover the alias", func() {
+	It("retries while the server certificate does not cover the alias, and gives up at the deadline naming it", func() {
 		cfg.Etcd.Alias = "other.test.internal"
 		dnsServer.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
+		cfg.Timing.StartupDeadline = config.Duration(time.Second)
 		status, err := newLauncher(cfg, recordFile, logger, starts).Run(stop)
 
 		Expect(status).To(Equal(1))
 		var giveUp *launch.GiveUpError
 		Expect(errors.As(err, &giveUp)).To(BeTrue(), "%v", err)
-		Expect(giveUp.Step).To(Equal("checking etcd's server certificate"))
-		Expect(logs).NotTo(gbytes.Say("retrying"))
-		var certErr *members.CertError
-		Expect(errors.As(err, &certErr)).To(BeTrue())
+		Expect(giveUp.Step).To(Equal("reaching etcd"))
+		Expect(logs).To(gbytes.Say("reaching etcd failed, retrying: attempt=1 .*does not cover the alias 'other.test.internal'"))
+		Expect(logs).To(gbytes.Say("reaching etcd failed, retrying: attempt=2 "))
 		Expect(err).To(MatchError(ContainSubstring("does not cover the alias 'other.test.internal'")))
 		Expect(starts.Load()).To(BeZero())
 	})
