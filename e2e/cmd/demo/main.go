@@ -16,6 +16,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/e2e/scenario"
 	"github.com/flannel-dns/flannel-dns/e2e/timeline"
+	"github.com/flannel-dns/flannel-dns/e2e/vm"
 )
 
 func main() {
@@ -30,9 +31,11 @@ func run() int {
 	reportDir := flag.String("report-dir", "demo-report", "where to write report.txt and timeline.png")
 	flag.Parse()
 	if *down {
-		if err := network.SweepLeftovers(); err != nil {
-			fmt.Fprintln(os.Stderr, "Error:", err)
-			return 1
+		for _, sweep := range []func() error{network.SweepLeftovers, vm.SweepLeftovers} {
+			if err := sweep(); err != nil {
+				fmt.Fprintln(os.Stderr, "Error:", err)
+				return 1
+			}
 		}
 		return 0
 	}
@@ -121,13 +124,13 @@ func instructions(c *cluster.Cluster, work string) {
 	fmt.Printf(`
 The cluster is still running (--keep). Look around:
   ip netns list                                   # one namespace per VM, pod and the switch
-  %[1]s/var/vcap/sys/log/flanneld/flanneld.log   # the launcher's and flanneld's log on %[2]s
-  ip netns exec %[3]s sh -c 'mount --bind %[1]s/var/vcap /var/vcap && mount --bind %[1]s/resolv.conf /etc/resolv.conf && /var/vcap/jobs/flanneld/bin/flannel-check'
-                                                  # the operator's check on %[2]s
+  %[1]s/var/vcap/sys/log/flanneld/flanneld.stderr.log   # the launcher's and flanneld's log (bpm's) on %[2]s
+  nsenter --mount=/run/fde-mnt/%[3]s --net=/run/netns/%[3]s /var/vcap/jobs/flanneld/bin/flannel-check
+                                                  # the operator's check on %[2]s, run on the VM
+  nsenter --mount=/run/fde-mnt/%[3]s --net=/run/netns/%[3]s /var/vcap/jobs/bpm/bin/bpm list
   ip netns exec %[3]s ip route                    # routes to the other workers' pod subnets via flannel.1
-  ip netns exec %[4]s %[5]s/var/vcap/packages/etcd/etcdctl --endpoints=%[6]s \
-     --cacert=%[5]s/var/vcap/jobs/etcd/config/ca.crt --cert=%[5]s/var/vcap/jobs/etcd/config/client.crt \
-     --key=%[5]s/var/vcap/jobs/etcd/config/client.key member list
-Remove everything with: scripts/demo --down && rm -rf %[7]s
-`, w.Root, w.Name, w.Namespace, m.Namespace, m.Root, "https://"+m.Address.String()+":2379", filepath.Clean(work))
+  nsenter --mount=/run/fde-mnt/%[4]s --net=/run/netns/%[4]s getent hosts etcd.cfcr.internal
+                                                  # what bosh-dns on %[5]s answers for the alias
+Remove everything with: scripts/demo --down && rm -rf %[6]s
+`, w.Root, w.Name, w.Namespace, m.Namespace, m.Name, filepath.Clean(work))
 }
