@@ -26,12 +26,7 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 	It("gives a rebooted worker its subnet back without a new lease", func() {
 		before := clustertest.Snapshot(c)
 		rebooted := c.Workers()[1]
-		var untouched []*worker.Worker
-		for _, w := range c.Workers() {
-			if w != rebooted {
-				untouched = append(untouched, w)
-			}
-		}
+		untouched := othersThan(c, rebooted)
 		witness := clustertest.StartWitness(c, untouched)
 		leases := clustertest.LeaseCount(c)
 		oldPID := before[rebooted.Name].PID
@@ -62,12 +57,7 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 	It("gives a recreated worker (new VM, empty disk, full lifecycle) its subnet back, routed by the others", func() {
 		before := clustertest.Snapshot(c)
 		old := c.Workers()[2]
-		var untouched []*worker.Worker
-		for _, w := range c.Workers() {
-			if w != old {
-				untouched = append(untouched, w)
-			}
-		}
+		untouched := othersThan(c, old)
 		witness := clustertest.StartWitness(c, untouched)
 		oldDisk := old.Root
 
@@ -122,3 +112,14 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 		Expect(cluster.Subnet(c.Workers()[0])).To(Equal(before[c.Workers()[0].Name].Subnet))
 	})
 })
+
+// othersThan lists the workers but w.
+func othersThan(c *cluster.Cluster, w *worker.Worker) []*worker.Worker {
+	var others []*worker.Worker
+	for _, o := range c.Workers() {
+		if o != w {
+			others = append(others, o)
+		}
+	}
+	return others
+}
