@@ -50,6 +50,7 @@ type flow struct{ from, to netip.Addr }
 type prober struct {
 	pod  *Pod
 	conn *net.UDPConn
+	done chan struct{} // closed when the pod leaves the probe
 }
 
 // NewProber makes a prober that sends every interval.
@@ -64,7 +65,7 @@ func (p *Prober) Add(pod *Pod) error {
 	if err != nil {
 		return err
 	}
-	pr := &prober{pod: pod, conn: conn}
+	pr := &prober{pod: pod, conn: conn, done: make(chan struct{})}
 	p.mu.Lock()
 	p.pods = append(p.pods, pr)
 	p.mu.Unlock()
@@ -72,6 +73,21 @@ func (p *Prober) Add(pod *Pod) error {
 	go p.receive(pr)
 	go p.send(pr)
 	return nil
+}
+
+// Remove takes the pod at addr out of the probe (it is no longer sent to, and sends no more) and closes its
+// socket. What it sent before still counts in Loss and Buckets.
+func (p *Prober) Remove(addr netip.Addr) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, pr := range p.pods {
+		if pr.pod.Address == addr {
+			close(pr.done)
+			_ = pr.conn.Close()
+			p.pods = slices.Delete(p.pods, i, i+1)
+			return
+		}
+	}
 }
 
 // Stop ends probing and closes the sockets; later calls do nothing.
@@ -167,6 +183,8 @@ func (p *Prober) send(pr *prober) {
 		select {
 		case <-p.stop:
 			return
+		case <-pr.done:
+			return
 		case <-ticker.C:
 		}
 		for _, peer := range p.peers(pr) {
@@ -190,6 +208,12 @@ func (p *Prober) peers(pr *prober) []netip.Addr {
 func (p *Prober) ping(pr *prober, peer netip.Addr) {
 	f := flow{from: pr.pod.Address, to: peer}
 	p.mu.Lock()
+	select {
+	case <-pr.done: // removed meanwhile: nothing sent, nothing counted
+		p.mu.Unlock()
+		return
+	default:
+	}
 	seq := uint32(len(p.sent[f]))
 	p.sent[f] = append(p.sent[f], time.Now())
 	if p.acked[f] == nil {
@@ -210,6 +234,8 @@ func (p *Prober) receive(pr *prober) {
 		if err != nil {
 			select {
 			case <-p.stop:
+				return
+			case <-pr.done:
 				return
 			default:
 				continue
