@@ -27,7 +27,29 @@ func (c *Cluster) RebootWorker(w *worker.Worker) error {
 	if err := w.Agent.Start(agent.Watch{Max: c.update.UpdateWatch.Max}); err != nil {
 		return err
 	}
-	return c.restartPods(w)
+	return c.RestartPods(w)
+}
+
+// StopWorker is `bosh stop` on w: drain, then the monit stop programs. The VM stays up, and with it /run, cni0
+// and the pods (their sandboxes and veths).
+func (c *Cluster) StopWorker(w *worker.Worker) error {
+	c.Logf("stopping %s", w.Name)
+	if err := w.Agent.Drain(); err != nil {
+		return err
+	}
+	return w.Agent.Stop()
+}
+
+// StartWorker is `bosh start` on a stopped w: pre-start, the monit start programs, post-start.
+func (c *Cluster) StartWorker(w *worker.Worker) error {
+	c.Logf("starting %s", w.Name)
+	if err := w.Agent.PreStart(); err != nil {
+		return err
+	}
+	if err := w.Agent.Start(agent.Watch(c.update.UpdateWatch)); err != nil {
+		return err
+	}
+	return w.Agent.PostStart()
 }
 
 // RecreateWorker does what `bosh recreate` does to w: drain and stop its jobs, delete its VM, create a new one

@@ -54,9 +54,9 @@ func (c *Cluster) forgetPods(w *worker.Worker) []*cni.Pod {
 	return gone
 }
 
-// restartPods is kubelet after a worker's reboot: the sandboxes died with it, so each is deleted through
-// CNI (releasing its address) and the pods are made again.
-func (c *Cluster) restartPods(w *worker.Worker) error {
+// RestartPods is kubelet making w's pods again (after a reboot, where their sandboxes died, or after docker
+// restarted): each is deleted through CNI, releasing its address, and made anew.
+func (c *Cluster) RestartPods(w *worker.Worker) error {
 	rt := c.Runtime(w)
 	for _, p := range c.forgetPods(w) {
 		if err := rt.Del(p); err != nil {

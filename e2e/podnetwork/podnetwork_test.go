@@ -25,6 +25,9 @@ import (
 // The network name of the job's conflist: host-local keeps its addresses under /var/lib/cni/networks/<name>.
 const networkName = "flannel-network"
 
+// takenLease is a lease of another node, at an address no VM has, with a VTEP of its own.
+const takenLease = `{"PublicIP":"192.0.2.250","BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"02:00:c0:00:02:fa"}}`
+
 var _ = Describe("pods made through CNI with the job's conflist and the real plugins", Ordered, func() {
 	var c *cluster.Cluster
 
@@ -94,6 +97,53 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 		Expect(rt.Del(pod)).To(Succeed())
 		Expect(links(w)).NotTo(ContainElement(pod.HostVeth))
 		Expect(reservation).NotTo(BeAnExistingFile(), "host-local still holds %s", pod.Address)
+	})
+
+	// kubo-release #228: the node comes back with a new subnet while cni0 keeps the old gateway, and the bridge
+	// plugin refuses every new pod. cni0 must outlive the lease for that: a power cycle deletes it (and this
+	// simulation's reboot does too), a `bosh stop` does not. While the jobs are stopped the lease expires and
+	// another node takes the subnet, so flanneld cannot take it back from its subnet file.
+	It("starts new pods after the worker came back with a new subnet while cni0 kept the old gateway", func() {
+		w := c.Workers()[1]
+		old := netip.MustParsePrefix(cluster.Subnet(w))
+		key, err := cluster.LeaseKey(old.String())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(addresses(w, "cni0")).To(Equal([]string{old.String()}))
+
+		Expect(c.StopWorker(w)).To(Succeed())
+		_, err = c.AnyMaster().Etcdctl("put", key, takenLease)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			_, err := c.AnyMaster().Etcdctl("del", key)
+			Expect(err).NotTo(HaveOccurred())
+		})
+		Expect(c.StartWorker(w)).To(Succeed())
+
+		now := netip.MustParsePrefix(cluster.Subnet(w))
+		Expect(now).NotTo(Equal(old), "flanneld got its old subnet back; the reproduction needs a new one")
+		rt := c.Runtime(w)
+		pod, err := rt.Add("after-new-subnet")
+		Expect(err).NotTo(HaveOccurred(), "the bridge plugin refused a new pod")
+		Expect(now.Masked().Contains(pod.Address)).To(BeTrue())
+		Expect(addresses(w, "cni0")).To(Equal([]string{now.String()}))
+		Expect(rt.Del(pod)).To(Succeed())
+		Expect(addresses(w, "cni0")).NotTo(ContainElement(old.String()), "cni0 keeps the old gateway")
+		route, err := w.Run("ip", "-4", "route", "show", old.Masked().String())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(route).NotTo(ContainSubstring("cni0"), "%s still routes the subnet it lost to its pods", w.Name)
+		Expect(cluster.LogTail(w.Path("/var/vcap/sys/log/flanneld/flanneld.stderr.log"), 200)).To(
+			ContainSubstring(fmt.Sprintf("Removed %s from the CNI bridge cni0", old)))
+
+		// kubelet makes the old pods again (docker restarted with the job stop); then every pod reaches every other.
+		Expect(c.RestartPods(w)).To(Succeed())
+		for _, p := range c.Pods(w) {
+			Expect(now.Masked().Contains(p.Address)).To(BeTrue())
+		}
+		Eventually(func() bool {
+			t := time.Now()
+			sent, lost := c.Prober.Loss(t.Add(-2*time.Second), t.Add(-time.Second))
+			return sent > 0 && lost == 0
+		}).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(BeTrue())
 	})
 
 	It("measures pod creation through CNI (figure, not asserted)", func() {
