@@ -18,6 +18,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/e2e/agent"
+	"github.com/flannel-dns/flannel-dns/e2e/cni"
 	"github.com/flannel-dns/flannel-dns/e2e/director"
 	"github.com/flannel-dns/flannel-dns/e2e/manifest"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
@@ -53,6 +54,7 @@ type Config struct {
 func (cfg Config) bosh() string           { return filepath.Join(cfg.Cache, "bin", "bosh") }
 func (cfg Config) bpmRelease() string     { return filepath.Join(cfg.Cache, "bpm-1.4.38") }
 func (cfg Config) boshDNSRelease() string { return filepath.Join(cfg.Cache, "bosh-dns-1.39.28") }
+func (cfg Config) cniPlugins() string     { return filepath.Join(cfg.Cache, "cni-plugins", "bin") }
 
 // opsFiles are what an operator adopting flannel-dns applies to a v0.21-era manifest, then the simulated
 // cluster's own.
@@ -109,8 +111,9 @@ type Cluster struct {
 	disks      int // VM disks made so far; each VM gets a new one
 	extraOps   []string
 	Prober     *pods.Prober
-	pods       []*pods.Pod
-	launched   chan error // the deploy that LaunchWorker started
+	podnet     string                // the command that runs CNI on a VM (cni.Build)
+	pods       map[string][]*cni.Pod // by worker name
+	launched   chan error            // the deploy that LaunchWorker started
 }
 
 // Deployed is what one deploy did.
@@ -132,12 +135,16 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, masters: map[int]*master.Member{}, workers: map[int]*worker.Worker{},
 		agents: map[string]*agent.Agent{}, ids: map[string]string{}, applied: map[string]director.Rendered{}, Prober: pods.NewProber(20 * time.Millisecond),
+		pods:   map[string][]*cni.Pod{},
 		nextIP: map[string]netip.Addr{"master": netip.MustParseAddr("192.0.2.10"), "worker": netip.MustParseAddr("192.0.2.100")}}
 	var err error
 	if c.packages, err = cfg.packages(); err != nil {
 		return nil, err
 	}
 	if err := c.loadDeployments(); err != nil {
+		return nil, err
+	}
+	if c.podnet, err = cni.Build(cfg.Repo, cfg.WorkDir); err != nil {
 		return nil, err
 	}
 	c.net, err = network.New(network.Prefix(), gateway)
@@ -154,6 +161,7 @@ func (cfg Config) check() error {
 		"bosh CLI (Cache, scripts/build-bosh-cli)":   cfg.bosh(),
 		"bpm package (Cache, build-thirdparty)":      filepath.Join(cfg.bpmRelease(), "compiled", "bpm", "bin", "bpm"),
 		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
+		"CNI plugins (Cache, scripts/build-cni)":     filepath.Join(cfg.cniPlugins(), "flannel"),
 		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
 		"kubo-style job (Repo)":                      filepath.Join(cfg.Repo, "e2e", "fixtures", "kubo", "jobs", "flanneld", "spec"),
 		"CFCR manifest (Fixture)":                    cfg.Fixture,
@@ -172,13 +180,8 @@ func (c *Cluster) Destroy() error {
 	if c == nil {
 		return nil
 	}
-	c.Prober.Stop()
+	c.Prober.Stop() // its sockets hold the pods' namespaces; the sandboxes die with their VMs
 	var errs []error
-	for _, p := range c.pods {
-		if err := p.Remove(); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	for name, a := range c.agents {
 		a.Halt()
 		if err := a.VM.Destroy(); err != nil {

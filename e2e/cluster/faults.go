@@ -17,7 +17,6 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/e2e/master"
-	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
 )
 
@@ -239,12 +238,12 @@ func (c *Cluster) PrepareWorker() (*worker.Worker, error) {
 	return w, w.Agent.Apply(rendered.Jobs)
 }
 
-// startWorker rolls the last plan (which creates w) and puts a pod on w.
+// startWorker rolls the last plan (which creates w) and puts pods on w.
 func (c *Cluster) startWorker(w *worker.Worker) error {
 	if err := c.roll(c.plan); err != nil {
 		return err
 	}
-	return c.addPod(w)
+	return c.addPods(w)
 }
 
 // Failover is what starting a worker during a fault took, each from the fault.
@@ -406,43 +405,4 @@ func Routes(w *worker.Worker, flannelSubnet string) bool {
 	}
 	routes, err := flannelRoutes(w)
 	return err == nil && routes[subnet.Masked().String()]
-}
-
-// Witness probes between the pods of the given workers only, from a second address on each pod (the one
-// after the pod's own), so that loss among untouched workers can be counted while another worker's pod
-// is expected to lose traffic. Stop it when done; the addresses go with the pods.
-func (c *Cluster) Witness(workers ...*worker.Worker) (*pods.Prober, error) {
-	prober := pods.NewProber(20 * time.Millisecond)
-	for _, w := range workers {
-		pod := c.podOf(w)
-		if pod == nil {
-			prober.Stop()
-			return nil, bosherr.Errorf("No pod on %s", w.Name)
-		}
-		subnet, err := netip.ParsePrefix(Subnet(w))
-		if err != nil {
-			prober.Stop()
-			return nil, bosherr.WrapErrorf(err, "Subnet of %s", w.Name)
-		}
-		addr := pod.Address.Next()
-		cidr := netip.PrefixFrom(addr, subnet.Bits()).String()
-		if out, err := exec.Command("ip", "-n", pod.Namespace, "addr", "replace", cidr, "dev", "eth0").CombinedOutput(); err != nil {
-			prober.Stop()
-			return nil, bosherr.WrapErrorf(err, "Adding %s to the pod of %s: %s", cidr, w.Name, strings.TrimSpace(string(out)))
-		}
-		if err := prober.Add(&pods.Pod{Namespace: pod.Namespace, Address: addr}); err != nil {
-			prober.Stop()
-			return nil, err
-		}
-	}
-	return prober, nil
-}
-
-func (c *Cluster) podOf(w *worker.Worker) *pods.Pod {
-	for _, p := range c.pods {
-		if p.Namespace == w.Namespace+"-pod" {
-			return p
-		}
-	}
-	return nil
 }

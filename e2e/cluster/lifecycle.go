@@ -9,19 +9,17 @@ import (
 	"sort"
 	"time"
 
-	bosherr "github.com/cloudfoundry/bosh-utils/errors"
-
 	"github.com/flannel-dns/flannel-dns/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/e2e/boshdns"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
 )
 
-// RebootWorker power-cycles w: every process killed, its volatile state gone (vm.PowerOff), then the boot,
-// where monit runs each job's start program and nothing else (no pre-start). The worker's pod stays (its
-// veth too), standing for the pods that kubelet would start again. Returns when subnet.env is back.
+// RebootWorker power-cycles w: every process killed, its volatile state gone (vm.PowerOff: its pods' sandboxes
+// and veths, cni0 too), then the boot, where monit runs each job's start program and nothing else (no
+// pre-start). Once subnet.env is back, kubelet's part: each dead pod is deleted through CNI and made again.
 func (c *Cluster) RebootWorker(w *worker.Worker) error {
 	c.Logf("%s: power off", w.Name)
-	if err := w.PowerOff("pod0"); err != nil {
+	if err := w.PowerOff(); err != nil {
 		return err
 	}
 	c.Logf("%s: boot (monit starts the jobs)", w.Name)
@@ -29,16 +27,38 @@ func (c *Cluster) RebootWorker(w *worker.Worker) error {
 	if err := w.Agent.Start(agent.Watch{Max: c.update.UpdateWatch.Max}); err != nil {
 		return err
 	}
-	_, err := c.waitForSubnet(w)
-	return err
+	return c.RestartPods(w)
+}
+
+// StopWorker is `bosh stop` on w: drain, then the monit stop programs. The VM stays up, and with it /run, cni0
+// and the pods (their sandboxes and veths).
+func (c *Cluster) StopWorker(w *worker.Worker) error {
+	c.Logf("stopping %s", w.Name)
+	if err := w.Agent.Drain(); err != nil {
+		return err
+	}
+	return w.Agent.Stop()
+}
+
+// StartWorker is `bosh start` on a stopped w: pre-start, the monit start programs, post-start.
+func (c *Cluster) StartWorker(w *worker.Worker) error {
+	c.Logf("starting %s", w.Name)
+	if err := w.Agent.PreStart(); err != nil {
+		return err
+	}
+	if err := w.Agent.Start(agent.Watch(c.update.UpdateWatch)); err != nil {
+		return err
+	}
+	return w.Agent.PostStart()
 }
 
 // RecreateWorker does what `bosh recreate` does to w: drain and stop its jobs, delete its VM, create a new one
-// with an empty disk for the same instance (same ID and address), then deploy it with its jobs. Its pod is
-// joined to the new VM. It returns the new worker.
+// with an empty disk for the same instance (same ID and address), then deploy it with its jobs. Its pods die
+// with the old VM; new ones are made on the new VM. It returns the new worker.
 func (c *Cluster) RecreateWorker(w *worker.Worker) (*worker.Worker, error) {
 	name := instanceName("worker", w.Index)
 	c.Logf("recreating %s", name)
+	c.forgetPods(w)
 	if err := c.destroyVM(name); err != nil {
 		return nil, err
 	}
@@ -55,15 +75,7 @@ func (c *Cluster) RecreateWorker(w *worker.Worker) (*worker.Worker, error) {
 	if err := a.Deploy(rendered.Jobs, agent.Watch(c.update.CanaryWatch)); err != nil {
 		return next, &RollError{Instance: name, Canary: true, Err: err}
 	}
-	subnet, err := c.waitForSubnet(next)
-	if err != nil {
-		return next, err
-	}
-	pod := c.podOf(next)
-	if pod == nil {
-		return next, bosherr.Errorf("No pod on %s", name)
-	}
-	return next, pod.Attach(next.Namespace, subnet)
+	return next, c.addPods(next)
 }
 
 // DeployWithOps deploys again with the manifest built with extra ops-files applied after the usual ones (none:

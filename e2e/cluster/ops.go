@@ -14,7 +14,6 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/e2e/master"
-	"github.com/flannel-dns/flannel-dns/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/e2e/worker"
 )
 
@@ -57,7 +56,7 @@ func (c *Cluster) Deploy(masters, workers int) (Changes, error) {
 	return c.deploy()
 }
 
-// deploy plans against the instances as they are now, rolls what changed and puts a pod on every new worker.
+// deploy plans against the instances as they are now, rolls what changed and puts pods on every new worker.
 func (c *Cluster) deploy() (Changes, error) {
 	var ch Changes
 	d, err := c.replan()
@@ -70,7 +69,7 @@ func (c *Cluster) deploy() (Changes, error) {
 	}
 	for _, w := range c.Workers() {
 		if slices.Contains(d.Release.Created, instanceName("worker", w.Index)) {
-			if err := c.addPod(w); err != nil {
+			if err := c.addPods(w); err != nil {
 				return ch, err
 			}
 		}
@@ -168,20 +167,6 @@ func (c *Cluster) freeWorkerIndex() int {
 		idx = i + 1
 	}
 	return idx
-}
-
-// addPod waits for the worker's flanneld subnet, then puts a pod there and adds it to the probe.
-func (c *Cluster) addPod(w *worker.Worker) error {
-	subnet, err := c.waitForSubnet(w)
-	if err != nil {
-		return err
-	}
-	pod, err := pods.Create(w.Namespace+"-pod", w.Namespace, subnet)
-	if err != nil {
-		return err
-	}
-	c.pods = append(c.pods, pod)
-	return c.Prober.Add(pod)
 }
 
 func (c *Cluster) waitForSubnet(w *worker.Worker) (netip.Prefix, error) {

@@ -271,7 +271,7 @@ func (c *Cluster) AwaitWorker(w *worker.Worker) error {
 	if err := <-c.launched; err != nil {
 		return err
 	}
-	if err := c.addPod(w); err != nil {
+	if err := c.addPods(w); err != nil {
 		return err
 	}
 	return c.waitForRoutes(w)

@@ -90,9 +90,9 @@ func LeaseCount(c *cluster.Cluster) int {
 
 // StartWitness probes among the pods of workers until the spec ends.
 func StartWitness(c *cluster.Cluster, workers []*worker.Worker) *pods.Prober {
-	witness, err := c.Witness(workers...)
+	witness, stop, err := c.Witness(workers...)
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(witness.Stop)
+	DeferCleanup(func() { Expect(stop()).To(Succeed()) })
 	return witness
 }
 

@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"time"
 
@@ -36,6 +37,7 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 		subnetBack := time.Since(start)
 		Expect(cluster.Subnet(rebooted)).To(Equal(before[rebooted.Name].Subnet))
 		Expect(rebooted.FlanneldPID()).NotTo(Or(BeZero(), Equal(oldPID)), "flanneld was not started again")
+		expectPodsIn(c, rebooted)
 
 		// Every pod, the rebooted worker's included, answers again: a second of probes with no loss.
 		Eventually(func() bool {
@@ -44,7 +46,7 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 			return sent > 0 && lost == 0
 		}).WithTimeout(recoverBound).WithPolling(250 * time.Millisecond).Should(BeTrue())
 		trafficBack := time.Since(start) - time.Second
-		clustertest.Figure(fmt.Sprintf("reboot: subnet back after %.1f s, pod traffic after %.1f s", subnetBack.Seconds(), trafficBack.Seconds()))
+		clustertest.Figure(fmt.Sprintf("reboot: subnet back and pods made again after %.1f s, pod traffic after %.1f s", subnetBack.Seconds(), trafficBack.Seconds()))
 
 		Expect(clustertest.LeaseCount(c)).To(Equal(leases), "the reboot took a new lease")
 		Expect(cluster.Routes(c.Workers()[0], before[rebooted.Name].Subnet)).To(BeTrue(),
@@ -69,6 +71,7 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 		_, err = os.Stat(oldDisk)
 		Expect(os.IsNotExist(err)).To(BeTrue(), "the old VM's disk is still there")
 		Expect(cluster.Subnet(recreated)).To(Equal(before[old.Name].Subnet), "the lease of its address was not reused")
+		expectPodsIn(c, recreated)
 		for _, w := range untouched {
 			Eventually(func() bool { return cluster.Routes(w, cluster.Subnet(recreated)) }).WithTimeout(recoverBound).
 				Should(BeTrue(), "%s does not route the recreated worker's subnet", w.Name)
@@ -122,4 +125,13 @@ func othersThan(c *cluster.Cluster, w *worker.Worker) []*worker.Worker {
 		}
 	}
 	return others
+}
+
+// expectPodsIn checks that w has its pods again, made through CNI in its subnet.
+func expectPodsIn(c *cluster.Cluster, w *worker.Worker) {
+	subnet := netip.MustParsePrefix(cluster.Subnet(w))
+	Expect(c.Pods(w)).To(HaveLen(cluster.PodsPerWorker), "%s's pods were not made again", w.Name)
+	for _, p := range c.Pods(w) {
+		Expect(subnet.Masked().Contains(p.Address)).To(BeTrue(), "%s's %s is outside %s", p.Name, p.Address, subnet)
+	}
 }

@@ -35,9 +35,9 @@ type Prober struct {
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	sent     map[flow][]time.Time
-	acked    map[flow]map[uint32]bool
-	origin   time.Time          // bucket 0 starts here
-	rtts     map[int]*rttBucket // by bucket index, from the time the datagram was sent
+	acked    map[flow]map[uint32]time.Duration // round-trip time of each echoed datagram
+	origin   time.Time                         // bucket 0 starts here
+	rtts     map[int]*rttBucket                // by bucket index, from the time the datagram was sent
 }
 
 type rttBucket struct {
@@ -50,12 +50,13 @@ type flow struct{ from, to netip.Addr }
 type prober struct {
 	pod  *Pod
 	conn *net.UDPConn
+	done chan struct{} // closed when the pod leaves the probe
 }
 
 // NewProber makes a prober that sends every interval.
 func NewProber(interval time.Duration) *Prober {
 	return &Prober{interval: interval, stop: make(chan struct{}), origin: time.Now(), rtts: map[int]*rttBucket{},
-		sent: map[flow][]time.Time{}, acked: map[flow]map[uint32]bool{}}
+		sent: map[flow][]time.Time{}, acked: map[flow]map[uint32]time.Duration{}}
 }
 
 // Add opens the pod's socket inside its namespace and starts probing it from and to every other pod.
@@ -64,7 +65,7 @@ func (p *Prober) Add(pod *Pod) error {
 	if err != nil {
 		return err
 	}
-	pr := &prober{pod: pod, conn: conn}
+	pr := &prober{pod: pod, conn: conn, done: make(chan struct{})}
 	p.mu.Lock()
 	p.pods = append(p.pods, pr)
 	p.mu.Unlock()
@@ -72,6 +73,21 @@ func (p *Prober) Add(pod *Pod) error {
 	go p.receive(pr)
 	go p.send(pr)
 	return nil
+}
+
+// Remove takes the pod at addr out of the probe (it is no longer sent to, and sends no more) and closes its
+// socket. What it sent before still counts in Loss and Buckets.
+func (p *Prober) Remove(addr netip.Addr) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, pr := range p.pods {
+		if pr.pod.Address == addr {
+			close(pr.done)
+			_ = pr.conn.Close()
+			p.pods = slices.Delete(p.pods, i, i+1)
+			return
+		}
+	}
 }
 
 // Stop ends probing and closes the sockets; later calls do nothing.
@@ -88,31 +104,19 @@ func (p *Prober) Stop() {
 // Loss counts, for the datagrams sent in [from, to), how many were sent and how many got no echo.
 // Call it at least a second after to, so that every echo had time to come back.
 func (p *Prober) Loss(from, to time.Time) (sent, lost int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for f, times := range p.sent {
-		for seq, t := range times {
-			if t.Before(from) || !t.Before(to) {
-				continue
-			}
-			sent++
-			if !p.acked[f][uint32(seq)] {
-				lost++
-			}
-		}
-	}
+	sent, lost, _ = p.Between(from, to, func(netip.Addr, netip.Addr) bool { return true })
 	return sent, lost
 }
 
 func (p *Prober) echoed(f flow, seq uint32, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.acked[f] == nil || int(seq) >= len(p.sent[f]) || p.acked[f][seq] {
+	if _, dup := p.acked[f][seq]; p.acked[f] == nil || int(seq) >= len(p.sent[f]) || dup {
 		return
 	}
-	p.acked[f][seq] = true
 	sentAt := p.sent[f][seq]
 	rtt := at.Sub(sentAt)
+	p.acked[f][seq] = rtt
 	idx := int(sentAt.Sub(p.origin) / BucketWidth)
 	b := p.rtts[idx]
 	if b == nil {
@@ -123,6 +127,30 @@ func (p *Prober) echoed(f flow, seq uint32, at time.Time) {
 	if len(b.samples) < rttSamples {
 		b.samples = append(b.samples, rtt)
 	}
+}
+
+// Between counts, for the datagrams sent in [from, to) between pods that between accepts (by address), how
+// many were sent and lost, and the round-trip times of the others. Call it at least a second after to.
+func (p *Prober) Between(from, to time.Time, between func(a, b netip.Addr) bool) (sent, lost int, rtts []time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for f, times := range p.sent {
+		if !between(f.from, f.to) {
+			continue
+		}
+		for seq, t := range times {
+			if t.Before(from) || !t.Before(to) {
+				continue
+			}
+			sent++
+			if rtt, echoed := p.acked[f][uint32(seq)]; echoed {
+				rtts = append(rtts, rtt)
+			} else {
+				lost++
+			}
+		}
+	}
+	return sent, lost, rtts
 }
 
 // Buckets is the probe over time, one bucket per BucketWidth from the prober's creation up to to: the
@@ -151,7 +179,7 @@ func (p *Prober) Buckets(to time.Time) []timeline.Bucket {
 				continue
 			}
 			buckets[idx].Sent++
-			if !p.acked[f][uint32(seq)] {
+			if _, echoed := p.acked[f][uint32(seq)]; !echoed {
 				buckets[idx].Lost++
 			}
 		}
@@ -166,6 +194,8 @@ func (p *Prober) send(pr *prober) {
 	for {
 		select {
 		case <-p.stop:
+			return
+		case <-pr.done:
 			return
 		case <-ticker.C:
 		}
@@ -190,10 +220,16 @@ func (p *Prober) peers(pr *prober) []netip.Addr {
 func (p *Prober) ping(pr *prober, peer netip.Addr) {
 	f := flow{from: pr.pod.Address, to: peer}
 	p.mu.Lock()
+	select {
+	case <-pr.done: // removed meanwhile: nothing sent, nothing counted
+		p.mu.Unlock()
+		return
+	default:
+	}
 	seq := uint32(len(p.sent[f]))
 	p.sent[f] = append(p.sent[f], time.Now())
 	if p.acked[f] == nil {
-		p.acked[f] = map[uint32]bool{}
+		p.acked[f] = map[uint32]time.Duration{}
 	}
 	p.mu.Unlock()
 	msg := make([]byte, 5)
@@ -210,6 +246,8 @@ func (p *Prober) receive(pr *prober) {
 		if err != nil {
 			select {
 			case <-p.stop:
+				return
+			case <-pr.done:
 				return
 			default:
 				continue

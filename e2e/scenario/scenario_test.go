@@ -1,8 +1,11 @@
 package scenario_test
 
 import (
+	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +59,33 @@ var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
 			stepsSent += s.Sent
 		}
 		Expect(sent).To(BeNumerically(">=", stepsSent), "the buckets count every datagram of the steps' windows")
+		reportCrossWorker(c, steps)
 		Expect(timeline.WritePNG(filepath.Join(GinkgoT().TempDir(), "timeline.png"), scenario.Timeline(steps, buckets))).To(Succeed())
 	})
 })
+
+// reportCrossWorker reports, for each master step, the probes between pods on different workers (over vxlan):
+// sent, lost and their round-trip times. Figures, not asserted (Violations checks the loss of every probe).
+func reportCrossWorker(c *cluster.Cluster, steps []scenario.Step) {
+	workerOf := map[netip.Addr]string{}
+	for _, w := range c.Workers() {
+		for _, p := range c.Pods(w) {
+			workerOf[p.Address] = w.Name
+		}
+	}
+	cross := func(a, b netip.Addr) bool { return workerOf[a] != workerOf[b] }
+	for _, s := range steps {
+		if !s.MasterStep {
+			continue
+		}
+		sent, lost, rtts := c.Prober.Between(s.Start, s.End, cross)
+		slices.Sort(rtts)
+		text := fmt.Sprintf("%s: cross-worker probes %d sent, %d lost", s.Name, sent, lost)
+		if len(rtts) > 0 {
+			text += fmt.Sprintf(", RTT median %s, p99 %s, max %s", rtts[len(rtts)/2].Round(time.Microsecond),
+				rtts[len(rtts)*99/100].Round(time.Microsecond), rtts[len(rtts)-1].Round(time.Microsecond))
+		}
+		GinkgoWriter.Println(text)
+		AddReportEntry(text, ReportEntryVisibilityAlways)
+	}
+}

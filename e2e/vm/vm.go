@@ -20,8 +20,9 @@ import (
 	"github.com/flannel-dns/flannel-dns/e2e/network"
 )
 
-// privateDirs are the VM's own; the host keeps empty mount points for them.
-var privateDirs = []string{"/run", "/var/vcap"}
+// privateDirs are the VM's own; the host keeps empty mount points for them. /var/lib/cni is where the CNI
+// plugins and the container runtime keep their state (addresses handed out, results), on the VM's disk.
+var privateDirs = []string{"/run", "/var/vcap", "/var/lib/cni"}
 
 // volatileDirs are tmpfs on a stemcell (/var/vcap/sys is /var/vcap/data/sys, whose run/ the agent mounts as
 // tmpfs): a reboot empties them.
@@ -109,7 +110,7 @@ func (v *VM) mount() error {
 	}
 	script := `set -e
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$root/etc,workdir=$root/.etc-work" /etc
-for dir in /run /var/vcap; do mount --bind "$root$dir" "$dir"; done`
+for dir in ` + strings.Join(privateDirs, " ") + `; do mount --bind "$root$dir" "$dir"; done`
 	cmd := exec.Command("nsenter", "--mount="+v.mountNS, "--", "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "root="+v.Root)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -59,8 +59,9 @@ func run() int {
 
 func narrate(c *cluster.Cluster, reportDir string) int {
 	fmt.Println(`==> A CFCR deployment on simulated BOSH VMs: 3 masters running real etcd (TLS, client certificates),
-    2 workers running this release's flanneld job (flannel-launcher + real flanneld, vxlan), dnsmasq as
-    bosh-dns, a pod on each worker and a UDP probe between every pair of pods.
+    2 workers running this release's flanneld job (flannel-launcher + real flanneld, vxlan) under real bpm,
+    real bosh-dns on every VM, two pods on each worker made through the real CNI plugins with the job's
+    conflist, and a UDP probe between every pair of pods.
     Each step changes the manifest; the director's decision is simulated by rendering every job of every
     instance and comparing configuration hashes, for this release and for a kubo-v0.21-style flanneld job.`)
 	start := time.Now()
@@ -123,12 +124,13 @@ func instructions(c *cluster.Cluster, work string) {
 	m := c.AnyMaster()
 	fmt.Printf(`
 The cluster is still running (--keep). Look around:
-  ip netns list                                   # one namespace per VM, pod and the switch
+  ip netns list                                   # one namespace per VM and the switch
   %[1]s/var/vcap/sys/log/flanneld/flanneld.stderr.log   # the launcher's and flanneld's log (bpm's) on %[2]s
   nsenter --mount=/run/fde-mnt/%[3]s --net=/run/netns/%[3]s /var/vcap/jobs/flanneld/bin/flannel-check
                                                   # the operator's check on %[2]s, run on the VM
   nsenter --mount=/run/fde-mnt/%[3]s --net=/run/netns/%[3]s /var/vcap/jobs/bpm/bin/bpm list
   ip netns exec %[3]s ip route                    # routes to the other workers' pod subnets via flannel.1
+  ip netns exec %[3]s ip addr show cni0           # the CNI bridge with the subnet's gateway, the pods' veths on it
   nsenter --mount=/run/fde-mnt/%[4]s --net=/run/netns/%[4]s getent hosts etcd.cfcr.internal
                                                   # what bosh-dns on %[5]s answers for the alias
 Remove everything with: scripts/demo --down && rm -rf %[6]s

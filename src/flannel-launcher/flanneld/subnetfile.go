@@ -1,6 +1,12 @@
 package flanneld
 
-import "os"
+import (
+	"net/netip"
+	"os"
+	"strings"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+)
 
 // SubnetFile tells whether flanneld has written its subnet file since it started. flanneld replaces the file
 // by renaming a new one over it, so every write makes a new file: one that is not the file seen before the
@@ -26,4 +32,23 @@ func (s SubnetFile) Written() bool {
 		return false
 	}
 	return s.before == nil || !os.SameFile(s.before, now)
+}
+
+// Subnet reads FLANNEL_SUBNET from the file: the node's subnet, as the address of its gateway with the
+// subnet's length (e.g. 198.18.3.1/24).
+func (s SubnetFile) Subnet() (netip.Prefix, error) {
+	data, err := os.ReadFile(s.Path)
+	if err != nil {
+		return netip.Prefix{}, bosherr.WrapErrorf(err, "Reading the subnet file '%s'", s.Path)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if value, ok := strings.CutPrefix(line, "FLANNEL_SUBNET="); ok {
+			subnet, err := netip.ParsePrefix(strings.TrimSpace(value))
+			if err != nil {
+				return netip.Prefix{}, bosherr.WrapErrorf(err, "FLANNEL_SUBNET in '%s'", s.Path)
+			}
+			return subnet, nil
+		}
+	}
+	return netip.Prefix{}, bosherr.Errorf("No FLANNEL_SUBNET in '%s'", s.Path)
 }

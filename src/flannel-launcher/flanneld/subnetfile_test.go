@@ -1,6 +1,7 @@
 package flanneld_test
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -44,5 +45,21 @@ var _ = Describe("SubnetFile", func() {
 		replace("FLANNEL_SUBNET=198.18.3.1/24\n")
 		Expect(os.Remove(path)).To(Succeed())
 		Expect(watch.Written()).To(BeFalse())
+	})
+
+	Describe("Subnet", func() {
+		It("reads FLANNEL_SUBNET", func() {
+			replace("FLANNEL_NETWORK=198.18.0.0/15\nFLANNEL_SUBNET=198.18.3.1/24\nFLANNEL_MTU=1450\n")
+			Expect(flanneld.WatchSubnetFile(path).Subnet()).To(Equal(netip.MustParsePrefix("198.18.3.1/24")))
+		})
+
+		It("names the file when FLANNEL_SUBNET is missing or bad", func() {
+			replace("FLANNEL_NETWORK=198.18.0.0/15\n")
+			_, err := flanneld.WatchSubnetFile(path).Subnet()
+			Expect(err).To(MatchError(ContainSubstring("No FLANNEL_SUBNET in '" + path + "'")))
+			replace("FLANNEL_SUBNET=198.18.3.1\n")
+			_, err = flanneld.WatchSubnetFile(path).Subnet()
+			Expect(err).To(MatchError(ContainSubstring("FLANNEL_SUBNET in '" + path + "'")))
+		})
 	})
 })

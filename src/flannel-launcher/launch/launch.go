@@ -14,7 +14,10 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/cnibridge"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
@@ -47,6 +50,8 @@ type Launcher struct {
 	Logger    boshlog.Logger
 	KillAfter time.Duration
 	Status    Reporter
+	// Bridge is the CNI bridge whose address follows the node's subnet (package cnibridge); empty: none.
+	Bridge string
 }
 
 // New wires the real parts: the DNS servers from cfg.DNS, flanneld as a child process, the wall clock.
@@ -63,6 +68,7 @@ func New(cfg config.Config, logger boshlog.Logger) (Launcher, error) {
 		Logger:    logger,
 		KillAfter: flanneld.DefaultKillAfter,
 		Status:    status.NewRecorder("", logger, time.Now),
+		Bridge:    cnibridge.Name,
 	}, nil
 }
 
@@ -125,8 +131,35 @@ func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.Subne
 		case <-ticks:
 		}
 	}
+	if l.Bridge != "" {
+		l.followSubnet(subnetFile)
+	}
 	l.Logger.Info(logTag, "flanneld is ready: subnet_file=%s", subnetFile.Path)
 	l.Status.Ready(fmt.Sprintf("flanneld wrote its subnet file '%s'", subnetFile.Path))
+}
+
+// followSubnet takes from the CNI bridge the gateway of a subnet the node no longer has, before the pods'
+// plugins read the new subnet from the file (kubo-release #228). A failure is logged: flanneld runs on.
+func (l Launcher) followSubnet(subnetFile flanneld.SubnetFile) {
+	subnet, err := subnetFile.Subnet()
+	if err != nil {
+		l.Logger.Error(logTag, "CNI bridge %s not checked against the subnet: %s", l.Bridge, err)
+		return
+	}
+	handle, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		l.Logger.Error(logTag, "CNI bridge %s not checked against subnet %s: %s", l.Bridge, subnet, err)
+		return
+	}
+	defer handle.Close()
+	removed, err := cnibridge.Follow(handle, l.Bridge, subnet)
+	for _, old := range removed {
+		l.Logger.Warn(logTag, "Removed %s from the CNI bridge %s: this node's subnet is now %s; pods still on the old "+
+			"subnet are cut off until they are made again", old, l.Bridge, subnet)
+	}
+	if err != nil {
+		l.Logger.Error(logTag, "CNI bridge %s keeps an address outside subnet %s, new pods will be refused: %s", l.Bridge, subnet, err)
+	}
 }
 
 // subnetFilePoll is how often the run looks for flanneld's subnet file until it is there.

@@ -1,0 +1,88 @@
+package cnibridge_test
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/cnibridge"
+)
+
+var _ = Describe("Follow", func() {
+	var (
+		ns     string
+		handle *netlink.Handle
+	)
+
+	ip := func(args ...string) string {
+		out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "ip %s: %s", strings.Join(args, " "), out)
+		return string(out)
+	}
+
+	BeforeEach(func() {
+		if os.Geteuid() != 0 {
+			Skip("needs root: it makes a network namespace with a bridge")
+		}
+		ns = fmt.Sprintf("fde%d-cnibridge", os.Getpid())
+		out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		DeferCleanup(func() { Expect(exec.Command("ip", "netns", "del", ns).Run()).To(Succeed()) })
+		nsHandle, err := netns.GetFromName(ns)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(nsHandle.Close)
+		handle, err = netlink.NewHandleAt(nsHandle)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(handle.Close)
+	})
+
+	bridgeWith := func(addrs ...string) {
+		ip("link", "add", "cni0", "type", "bridge")
+		for _, a := range addrs {
+			ip("addr", "add", a, "dev", "cni0")
+		}
+		ip("link", "set", "cni0", "up")
+	}
+
+	It("removes the gateway of the node's old subnet, and with it the node's route to that subnet", func() {
+		bridgeWith("198.18.5.1/24")
+		Expect(ip("-4", "route", "show", "198.18.5.0/24")).To(ContainSubstring("cni0"))
+
+		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(removed).To(Equal([]netip.Prefix{netip.MustParsePrefix("198.18.5.1/24")}))
+		Expect(ip("-4", "addr", "show", "cni0")).NotTo(ContainSubstring("inet "))
+		Expect(ip("-4", "route", "show", "198.18.5.0/24")).To(BeEmpty())
+		Expect(ip("-6", "addr", "show", "cni0")).To(ContainSubstring("inet6 fe80::"), "the link-local address went too")
+	})
+
+	It("keeps the gateway of the current subnet and removes any other", func() {
+		bridgeWith("198.18.9.1/24", "198.18.5.1/24")
+		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(removed).To(Equal([]netip.Prefix{netip.MustParsePrefix("198.18.5.1/24")}))
+		Expect(ip("-4", "-o", "addr", "show", "cni0")).To(SatisfyAll(
+			ContainSubstring("inet 198.18.9.1/24"), Not(ContainSubstring("198.18.5.1"))))
+	})
+
+	It("changes nothing when the bridge carries the gateway already", func() {
+		bridgeWith("198.18.9.1/24")
+		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(removed).To(BeEmpty())
+		Expect(ip("-4", "-o", "addr", "show", "cni0")).To(ContainSubstring("inet 198.18.9.1/24"))
+	})
+
+	It("leaves a node without a bridge alone (no pod since boot)", func() {
+		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(removed).To(BeEmpty())
+	})
+})
