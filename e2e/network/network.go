@@ -75,6 +75,9 @@ func (n *Network) AddHost(name string, addr netip.Addr) (*Host, error) {
 	cidr := fmt.Sprintf("%s/%d", addr, n.gateway.Bits())
 	steps := [][]string{
 		{"netns", "add", h.Namespace},
+		// IPv6 off, as a stemcell has it unless the VM has an IPv6 network. (With ::1 on lo, bosh-dns's start
+		// script, `ip addr show dev lo | grep -q ...` under pipefail, now and then died of SIGPIPE.)
+		{"netns", "exec", h.Namespace, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
 		{"-n", h.Namespace, "link", "set", "lo", "up"},
 		{"-n", sw, "link", "add", h.port, "type", "veth", "peer", "name", "eth0", "netns", h.Namespace},
 		{"-n", sw, "link", "set", h.port, "master", bridgeName},
