@@ -7,15 +7,13 @@ import (
 	"crypto/tls"
 	"net"
 	"net/netip"
-	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
-	"golang.org/x/sys/unix"
 
+	"github.com/flannel-dns/flannel-dns/e2e/network"
 	"github.com/flannel-dns/flannel-dns/testenv/pki"
 )
 
@@ -119,30 +117,12 @@ func listenIn(ns string, addr netip.AddrPort) (net.Listener, error) {
 		return ln, nil
 	}
 	var ln net.Listener
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread()
-		if err = enter(ns); err != nil {
-			return
-		}
+	err := network.InNamespace(ns, func() error {
+		var err error
 		if ln, err = net.Listen("tcp", addr.String()); err != nil {
-			err = bosherr.WrapErrorf(err, "Listening on %s in %s", addr, ns)
+			return bosherr.WrapErrorf(err, "Listening on %s in %s", addr, ns)
 		}
-	}()
-	<-done
+		return nil
+	})
 	return ln, err
-}
-
-func enter(ns string) error {
-	f, err := os.Open("/run/netns/" + ns)
-	if err != nil {
-		return bosherr.WrapErrorf(err, "Opening namespace %s", ns)
-	}
-	defer f.Close()
-	if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-		return bosherr.WrapErrorf(err, "Entering namespace %s", ns)
-	}
-	return nil
 }
