@@ -47,7 +47,9 @@ type Config struct {
 	Cache    string // FLANNEL_DNS_CACHE: bin/bosh, and the bpm and bosh-dns releases (scripts/build-thirdparty)
 	Repo     string // this checkout: jobs/, manifests/ops-files/, e2e/
 	Fixture  string // the upstream CFCR manifest the deployment starts from
-	Logf     func(format string, args ...any)
+	// Kubo, when set, starts the deployment as a CFCR cluster runs before it adopts flannel-dns (kubo.go).
+	Kubo *Kubo
+	Logf func(format string, args ...any)
 }
 
 func (cfg Config) bosh() string           { return filepath.Join(cfg.Cache, "bin", "bosh") }
@@ -82,6 +84,9 @@ func (cfg Config) packages() (map[string]string, error) {
 	for _, e := range entries {
 		pkgs[e.Name()] = filepath.Join(cfg.Packages, e.Name())
 	}
+	if cfg.Kubo != nil {
+		pkgs["flanneld"], pkgs["etcdctl"] = cfg.Kubo.Flanneld, cfg.Kubo.EtcdBin
+	}
 	return pkgs, nil
 }
 
@@ -111,6 +116,9 @@ type Cluster struct {
 	Prober     *pods.Prober
 	pods       []*pods.Pod
 	launched   chan error // the deploy that LaunchWorker started
+	adopted    bool       // a Kubo deployment has been switched to flannel-dns (Adopt)
+	// Rolling, when set, runs each instance's update in a roll (update) and may act around it.
+	Rolling func(instance string, update func() error) error
 }
 
 // Deployed is what one deploy did.
@@ -155,8 +163,12 @@ func (cfg Config) check() error {
 		"bpm package (Cache, build-thirdparty)":      filepath.Join(cfg.bpmRelease(), "compiled", "bpm", "bin", "bpm"),
 		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
 		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
-		"kubo-style job (Repo)":                      filepath.Join(cfg.Repo, "e2e", "fixtures", "kubo", "jobs", "flanneld", "spec"),
+		"kubo-style job (Repo)":                      filepath.Join(cfg.kuboJobs(), "flanneld", "spec"),
 		"CFCR manifest (Fixture)":                    cfg.Fixture,
+	}
+	if cfg.Kubo != nil {
+		wanted["etcd 3.4 (Kubo.EtcdBin)"] = filepath.Join(cfg.Kubo.EtcdBin, "etcd")
+		wanted["flannel v0.12.0 (Kubo.Flanneld)"] = filepath.Join(cfg.Kubo.Flanneld, "flanneld")
 	}
 	for what, path := range wanted {
 		if _, err := os.Stat(path); err != nil {

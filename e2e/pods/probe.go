@@ -48,8 +48,9 @@ type rttBucket struct {
 type flow struct{ from, to netip.Addr }
 
 type prober struct {
-	pod  *Pod
-	conn *net.UDPConn
+	pod     *Pod
+	conn    *net.UDPConn
+	removed chan struct{} // closed by Remove
 }
 
 // NewProber makes a prober that sends every interval.
@@ -64,7 +65,7 @@ func (p *Prober) Add(pod *Pod) error {
 	if err != nil {
 		return err
 	}
-	pr := &prober{pod: pod, conn: conn}
+	pr := &prober{pod: pod, conn: conn, removed: make(chan struct{})}
 	p.mu.Lock()
 	p.pods = append(p.pods, pr)
 	p.mu.Unlock()
@@ -88,18 +89,9 @@ func (p *Prober) Stop() {
 // Loss counts, for the datagrams sent in [from, to), how many were sent and how many got no echo.
 // Call it at least a second after to, so that every echo had time to come back.
 func (p *Prober) Loss(from, to time.Time) (sent, lost int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for f, times := range p.sent {
-		for seq, t := range times {
-			if t.Before(from) || !t.Before(to) {
-				continue
-			}
-			sent++
-			if !p.acked[f][uint32(seq)] {
-				lost++
-			}
-		}
+	for _, f := range p.Flows(from, to) {
+		sent += f.Sent
+		lost += f.Lost
 	}
 	return sent, lost
 }
@@ -167,6 +159,8 @@ func (p *Prober) send(pr *prober) {
 		select {
 		case <-p.stop:
 			return
+		case <-pr.removed:
+			return
 		case <-ticker.C:
 		}
 		for _, peer := range p.peers(pr) {
@@ -210,6 +204,8 @@ func (p *Prober) receive(pr *prober) {
 		if err != nil {
 			select {
 			case <-p.stop:
+				return
+			case <-pr.removed:
 				return
 			default:
 				continue
