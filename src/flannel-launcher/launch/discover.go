@@ -107,6 +107,7 @@ func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluste
 	if ensureErr != nil {
 		return nil, bosherr.WrapError(ensureErr, "Ensuring the network config")
 	}
+	l.keepVTEP(ctx, client)
 	urls := members.HealthyURLs(list)
 	if len(urls) == 0 {
 		l.Logger.Warn(logTag, "no member is healthy from here, flanneld gets the alias only: members=%d", len(list))
