@@ -32,7 +32,9 @@ type Kubo struct {
 // etcdCertificate is the etcd server certificate's variable in a v0.21-era manifest.
 const etcdCertificate = "tls-etcd-v0-17-0"
 
-func (cfg Config) kuboJobs() string { return filepath.Join(cfg.Repo, "e2e", "fixtures", "kubo", "jobs") }
+func (cfg Config) kuboJobs() string {
+	return filepath.Join(cfg.Repo, "e2e", "fixtures", "kubo", "jobs")
+}
 
 func (cfg Config) kuboOpsFiles() []string {
 	return append([]string{cfg.simulated(), filepath.Join(cfg.Repo, "e2e", "manifest", "kubo.yml")}, cfg.Kubo.OpsFiles...)
@@ -171,4 +173,18 @@ func publicIP(lease string) string {
 		return "unreadable: " + lease
 	}
 	return attrs.PublicIP
+}
+
+// KuboFromEnv points cfg at kubo's parts from E2E_KUBO_ETCD_BIN and E2E_KUBO_FLANNELD, as e2e/prepare.sh sets
+// them; it names those that are unset ("" when none is).
+func KuboFromEnv(cfg *Config) string {
+	cfg.Kubo = &Kubo{EtcdBin: os.Getenv("E2E_KUBO_ETCD_BIN"), Flanneld: os.Getenv("E2E_KUBO_FLANNELD")}
+	var unset []string
+	for name, value := range map[string]string{"E2E_KUBO_ETCD_BIN": cfg.Kubo.EtcdBin, "E2E_KUBO_FLANNELD": cfg.Kubo.Flanneld} {
+		if value == "" {
+			unset = append(unset, name)
+		}
+	}
+	slices.Sort(unset)
+	return strings.Join(unset, " and ")
 }
