@@ -35,10 +35,20 @@ func run() int {
 	flag.IntVar(&plan.Workers, "workers", 5, "workers")
 	flag.StringVar(&plan.Recreate, "recreate", "worker/0", "the instance the roll recreates instead of updating (\"\" for none)")
 	flag.DurationVar(&plan.Settle, "settle", 3*time.Second, "probing after each step, inside its window")
+	podNetwork := flag.String("pod-network", "", "another pod network for kubo and flannel-dns (a small one shows collisions)")
 	flag.Parse()
 	cfg.Kubo = kubo
 	cfg.Logf = func(format string, args ...any) {
 		fmt.Printf("    %s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
+	}
+	if *podNetwork != "" {
+		ops, err := podNetworkOps(*podNetwork)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			return 1
+		}
+		defer os.Remove(ops)
+		kubo.OpsFiles = []string{ops}
 	}
 	session, err := simcluster.Start(cfg, "flannel-dns-adoption-")
 	defer session.Teardown()
@@ -55,4 +65,17 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// podNetworkOps writes a temporary ops-file that sets both flanneld jobs' pod network (kubo's and flannel-dns's).
+func podNetworkOps(cidr string) (string, error) {
+	f, err := os.CreateTemp("", "pod-network-*.yml")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	for _, group := range []string{"master", "worker"} {
+		_, err = fmt.Fprintf(f, "- type: replace\n  path: /instance_groups/name=%s/jobs/name=flanneld/properties?/pod-network-cidr\n  value: %s\n", group, cidr)
+	}
+	return f.Name(), err
 }
