@@ -48,7 +48,9 @@ type Config struct {
 	Cache    string // FLANNEL_DNS_CACHE: bin/bosh, and the bpm and bosh-dns releases (scripts/build-thirdparty)
 	Repo     string // this checkout: jobs/, manifests/ops-files/, e2e/
 	Fixture  string // the upstream CFCR manifest the deployment starts from
-	Logf     func(format string, args ...any)
+	// Kubo, when set, starts the deployment as a CFCR cluster runs before it adopts flannel-dns (kubo.go).
+	Kubo *Kubo
+	Logf func(format string, args ...any)
 }
 
 func (cfg Config) bosh() string           { return filepath.Join(cfg.Cache, "bin", "bosh") }
@@ -84,6 +86,9 @@ func (cfg Config) packages() (map[string]string, error) {
 	for _, e := range entries {
 		pkgs[e.Name()] = filepath.Join(cfg.Packages, e.Name())
 	}
+	if cfg.Kubo != nil {
+		pkgs["flanneld"], pkgs["etcdctl"] = cfg.Kubo.Flanneld, cfg.Kubo.EtcdBin
+	}
 	return pkgs, nil
 }
 
@@ -114,6 +119,9 @@ type Cluster struct {
 	podnet     string                // the command that runs CNI on a VM (cni.Build)
 	pods       map[string][]*cni.Pod // by worker name
 	launched   chan error            // the deploy that LaunchWorker started
+	adopted    bool                  // a Kubo deployment has been switched to flannel-dns (Adopt)
+	// Rolling, when set, runs each instance's update in a roll (update) and may act around it.
+	Rolling func(instance string, update func() error) error
 }
 
 // Deployed is what one deploy did.
@@ -163,8 +171,12 @@ func (cfg Config) check() error {
 		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
 		"CNI plugins (Cache, scripts/build-cni)":     filepath.Join(cfg.cniPlugins(), "flannel"),
 		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
-		"kubo-style job (Repo)":                      filepath.Join(cfg.Repo, "e2e", "fixtures", "kubo", "jobs", "flanneld", "spec"),
+		"kubo-style job (Repo)":                      filepath.Join(cfg.kuboJobs(), "flanneld", "spec"),
 		"CFCR manifest (Fixture)":                    cfg.Fixture,
+	}
+	if cfg.Kubo != nil {
+		wanted["etcd 3.4 (Kubo.EtcdBin)"] = filepath.Join(cfg.Kubo.EtcdBin, "etcd")
+		wanted["flannel v0.12.0 (Kubo.Flanneld)"] = filepath.Join(cfg.Kubo.Flanneld, "flanneld")
 	}
 	for what, path := range wanted {
 		if _, err := os.Stat(path); err != nil {

@@ -44,6 +44,9 @@ func (e *RollError) Unwrap() error { return e.Err }
 // ops-files (what runs), and without them (kubo's flanneld, only rendered, for the contrast).
 func (c *Cluster) loadDeployments() error {
 	store := filepath.Join(c.cfg.WorkDir, "vars-store.yml")
+	if c.cfg.Kubo != nil && !c.adopted {
+		return c.loadKubo(store)
+	}
 	adopted, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, append(c.cfg.opsFiles(), c.extraOps...)...)
 	if err != nil {
 		return err
@@ -52,14 +55,16 @@ func (c *Cluster) loadDeployments() error {
 	if err != nil {
 		return err
 	}
-	network := director.Network{Name: NetworkName, Netmask: "255.255.255.0", Gateway: gateway.Addr().String()}
-	c.release = &director.Releases{Placed: adopted.Deployment, Dirs: c.cfg.releases(), Network: network}
-	c.kubo = &director.Releases{Placed: before.Deployment, Network: network, Links: c.etcdLink,
-		Dirs: map[string]string{"kubo": filepath.Join(c.cfg.Repo, "e2e", "fixtures", "kubo", "jobs")}, Partial: map[string]bool{"kubo": true}}
+	c.release = &director.Releases{Placed: adopted.Deployment, Dirs: c.cfg.releases(), Network: boshNetwork}
+	c.kubo = &director.Releases{Placed: before.Deployment, Network: boshNetwork, Links: c.etcdLink,
+		Dirs: map[string]string{"kubo": c.cfg.kuboJobs()}, Partial: map[string]bool{"kubo": true}}
 	c.update = adopted.Update
 	c.etcdTLS, err = etcdTLS(adopted.Deployment)
 	return err
 }
+
+// boshNetwork is the instances' network as the director describes it to the jobs.
+var boshNetwork = director.Network{Name: NetworkName, Netmask: "255.255.255.0", Gateway: gateway.Addr().String()}
 
 // etcdTLS is what the manifest gives cfcr-etcd's etcd job on the masters.
 func etcdTLS(d placement.Deployment) (master.TLS, error) {
@@ -83,15 +88,22 @@ func etcdTLS(d placement.Deployment) (master.TLS, error) {
 	return tls, nil
 }
 
-// etcdLink is what the director hands a consumer of the masters' etcd link (kubo's flanneld).
+// etcdLink is what the director hands a consumer of the masters' etcd link (kubo's flanneld): each instance's
+// address is its BOSH name (the manifest sets use_dns_addresses), and the etcd job's properties.
 func (c *Cluster) etcdLink(director.Instance) map[string]interface{} {
 	var instances []interface{}
 	for _, idx := range c.Masters() {
-		m := c.masters[idx]
-		instances = append(instances, map[string]interface{}{"name": "master", "index": idx,
-			"id": c.ids[instanceName("master", idx)], "address": m.Address.String()})
+		id := c.ids[instanceName("master", idx)]
+		instances = append(instances, map[string]interface{}{"name": "master", "index": idx, "id": id,
+			"address": fmt.Sprintf("%s.master.%s.%s.bosh", id, NetworkName, Deployment)})
 	}
-	return map[string]interface{}{"etcd": map[string]interface{}{"instances": instances}}
+	var properties map[string]any
+	if group, ok := c.kubo.Placed.Group("master"); ok {
+		if job, ok := group.Job("etcd"); ok {
+			properties = job.Properties
+		}
+	}
+	return map[string]interface{}{"etcd": map[string]interface{}{"instances": instances, "properties": properties}}
 }
 
 // instances is the deployment as the director sees it now, groups in the manifest's order.
@@ -197,13 +209,22 @@ func (c *Cluster) roll(plan *director.Plan) error {
 			}
 			rendered, _ := plan.Of(name)
 			c.Logf("deploying %s (canary: %t)", name, canary)
-			if err := c.agents[name].Deploy(rendered.Jobs, agent.Watch(watch)); err != nil {
+			update := func() error { return c.agents[name].Deploy(rendered.Jobs, agent.Watch(watch)) }
+			if err := c.rolled(name, update); err != nil {
 				return &RollError{Instance: name, Canary: canary, Err: err}
 			}
 			c.applied[rendered.Instance.ID] = rendered
 		}
 	}
 	return nil
+}
+
+// rolled runs the update of the instance called name, through Rolling when it is set.
+func (c *Cluster) rolled(name string, update func() error) error {
+	if c.Rolling != nil {
+		return c.Rolling(name, update)
+	}
+	return update()
 }
 
 // newVM creates the VM of a new instance group/index at the group's next address, with its agent.
@@ -236,12 +257,19 @@ func (c *Cluster) createMaster(idx int) (*master.Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &master.Member{VM: v, Index: idx, Domain: Domain}
+	m := &master.Member{VM: v, Index: idx, Domain: Domain, V2: c.cfg.Kubo != nil}
 	c.masters[idx] = m
-	a.BeforeStart = func() error { return m.Boot(c.Members(), startTimeout) }
+	// The etcd job's files come with each deploy, as its templates do: a re-issued certificate lands on a
+	// master when it is updated.
+	a.BeforeStart = func() error {
+		if err := m.Install(c.etcdTLS, c.etcdBin()); err != nil {
+			return err
+		}
+		return m.Boot(c.Members(), startTimeout)
+	}
 	a.AfterStop = m.Halt
 	a.CompanionRunning = m.Running
-	return m, m.Install(c.etcdTLS, c.cfg.EtcdBin)
+	return m, m.Install(c.etcdTLS, c.etcdBin())
 }
 
 func (c *Cluster) createWorker(idx int) (*worker.Worker, error) {

@@ -57,8 +57,24 @@ func (c *Cluster) StartWorker(w *worker.Worker) error {
 // with the old VM; new ones are made on the new VM. It returns the new worker.
 func (c *Cluster) RecreateWorker(w *worker.Worker) (*worker.Worker, error) {
 	name := instanceName("worker", w.Index)
-	c.Logf("recreating %s", name)
 	c.forgetPods(w)
+	next, err := c.ReplaceWorkerVM(w)
+	if err != nil {
+		return next, err
+	}
+	rendered := c.applied[c.ids[name]]
+	if err := next.Agent.Deploy(rendered.Jobs, agent.Watch(c.update.CanaryWatch)); err != nil {
+		return next, &RollError{Instance: name, Canary: true, Err: err}
+	}
+	return next, c.addPods(next)
+}
+
+// ReplaceWorkerVM drains and stops w's jobs, deletes its VM and creates a new one with an empty disk for the
+// same instance (same ID and address), nothing on it yet (a recreate before the deploy reaches the jobs); the
+// director's records go out again.
+func (c *Cluster) ReplaceWorkerVM(w *worker.Worker) (*worker.Worker, error) {
+	name := instanceName("worker", w.Index)
+	c.Logf("recreating %s", name)
 	if err := c.destroyVM(name); err != nil {
 		return nil, err
 	}
@@ -68,14 +84,7 @@ func (c *Cluster) RecreateWorker(w *worker.Worker) (*worker.Worker, error) {
 	}
 	next := &worker.Worker{VM: v, Agent: a, Index: w.Index}
 	c.workers[w.Index] = next
-	if err := c.syncDNS(c.instances()); err != nil {
-		return next, err
-	}
-	rendered := c.applied[c.ids[name]]
-	if err := a.Deploy(rendered.Jobs, agent.Watch(c.update.CanaryWatch)); err != nil {
-		return next, &RollError{Instance: name, Canary: true, Err: err}
-	}
-	return next, c.addPods(next)
+	return next, c.syncDNS(c.instances())
 }
 
 // DeployWithOps deploys again with the manifest built with extra ops-files applied after the usual ones (none:

@@ -5,6 +5,7 @@ package clustertest
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,19 +21,30 @@ import (
 // destroyed when the container ends, and any failed spec prints the end of every log first. Without
 // E2E_ETCD_BIN and E2E_PACKAGES the suite skips, or fails when E2E_REQUIRED is set (as in CI).
 func Deploy(masters, workers int) *cluster.Cluster {
+	c := New(nil)
+	_, err := c.Deploy(masters, workers)
+	if err != nil {
+		GinkgoWriter.Print(c.LogTails(40))
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// New creates a cluster with nothing deployed, as Deploy does; adjust, when set, changes its config first and
+// names the environment variables it found unset ("" when none was).
+func New(adjust func(*cluster.Config) string) *cluster.Cluster {
 	cfg, unset := cluster.ConfigFromEnv(GinkgoT().TempDir(),
 		func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) })
+	if adjust != nil {
+		names := slices.DeleteFunc([]string{unset, adjust(&cfg)}, func(s string) bool { return s == "" })
+		unset = strings.Join(names, " and ")
+	}
 	if unset != "" {
 		Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "%s must be set", unset)
 		Skip(unset + " not set (scripts/test-e2e sets them)")
 	}
 	c, err := cluster.New(cfg)
 	DeferCleanup(func() { Expect(c.Destroy()).To(Succeed()) })
-	Expect(err).NotTo(HaveOccurred())
-	_, err = c.Deploy(masters, workers)
-	if err != nil {
-		GinkgoWriter.Print(c.LogTails(40))
-	}
 	Expect(err).NotTo(HaveOccurred())
 	return c
 }

@@ -37,6 +37,9 @@ type Member struct {
 	*vm.VM
 	Index  int
 	Domain string // cfcr.internal
+	// V2 runs etcd 3.4 as cfcr-etcd runs it for kubo's flanneld: the v2 API on. 3.4 has no
+	// --tls-min-version; it accepts TLS 1.2 and later anyway.
+	V2 bool
 }
 
 // MemberName is etcd's name for the member, the instance's name in BOSH terms.
@@ -91,7 +94,11 @@ func (m *Member) Start(cluster []*Member, state string) error {
 		"--cert-file=" + configDir + "/server.crt", "--key-file=" + configDir + "/server.key",
 		"--peer-client-cert-auth", "--peer-trusted-ca-file=" + configDir + "/ca.crt",
 		"--peer-cert-file=" + configDir + "/server.crt", "--peer-key-file=" + configDir + "/server.key",
-		"--tls-min-version=TLS1.2",
+	}
+	if m.V2 {
+		args = append(args, "--enable-v2=true")
+	} else {
+		args = append(args, "--tls-min-version=TLS1.2")
 	}
 	return m.VM.Start(process, nil, args...)
 }

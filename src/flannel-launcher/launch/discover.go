@@ -85,7 +85,8 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 }
 
 // membersAndNetwork opens the only etcd client of the run and closes it before flanneld starts. The member
-// probes and the network config do not depend on each other, so they run side by side.
+// probes and the network config do not depend on each other, so they run side by side. kubo's leases are
+// imported first, so that no launcher starts flanneld on a network config before they are in v3.
 func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluster) ([]string, error) {
 	client, err := cluster.Client()
 	if err != nil {
@@ -96,6 +97,7 @@ func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluste
 	var listErr error
 	var probing sync.WaitGroup
 	probing.Go(func() { list, listErr = cluster.Members(ctx, client) })
+	l.importV2(ctx, cluster, client)
 	network := l.Config.Network
 	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), network.Enforce, l.Logger)
 	probing.Wait()
@@ -105,6 +107,7 @@ func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluste
 	if ensureErr != nil {
 		return nil, bosherr.WrapError(ensureErr, "Ensuring the network config")
 	}
+	l.keepVTEP(ctx, client)
 	urls := members.HealthyURLs(list)
 	if len(urls) == 0 {
 		l.Logger.Warn(logTag, "no member is healthy from here, flanneld gets the alias only: members=%d", len(list))

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -97,6 +98,16 @@ func (c *Cluster) Client() (*clientv3.Client, error) {
 		return nil, bosherr.WrapErrorf(err, "Creating an etcd client for '%s'", c.aliasURL)
 	}
 	return client, nil
+}
+
+// HTTPClient talks HTTPS to etcd (its v2 API) with Client's TLS setup and dialer: the host name dialed is
+// verified, and for the alias the addresses that completed a handshake come first. The caller closes its idle
+// connections.
+func (c *Cluster) HTTPClient() *http.Client {
+	tlsConfig := c.tls.Clone()
+	tlsConfig.NextProtos = nil // HTTP/1.1, which etcd's v2 API serves
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig,
+		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) { return c.dialer.Dial(ctx, address) }}}
 }
 
 // Members lists the members and probes each one's client URL in parallel, sorted by name. The list is the

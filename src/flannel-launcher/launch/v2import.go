@@ -1,0 +1,31 @@
+package launch
+
+import (
+	"context"
+	"errors"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/v2import"
+)
+
+// importV2 copies into v3 the leases that kubo's flanneld holds in etcd's v2 store and v3 lacks (package v2import):
+// while a cluster adopts flannel-dns, nodes still on kubo's flanneld keep their leases in v2 only. It runs on
+// every start, since a copy can expire in v3 while kubo's flanneld renews it in v2. It never keeps flanneld from
+// starting: a v2 store that cannot be read or holds no usable data is one log line.
+func (l Launcher) importV2(ctx context.Context, cluster *members.Cluster, client *clientv3.Client) {
+	httpClient := cluster.HTTPClient()
+	defer httpClient.CloseIdleConnections()
+	prefix := l.Config.Etcd.Prefix
+	data, err := v2import.Read(ctx, httpClient, l.Config.AliasURL(), prefix)
+	if err == nil {
+		_, err = v2import.Import(ctx, client, prefix, l.Config.Network.Desired(), data, l.Logger)
+	}
+	switch {
+	case errors.Is(err, v2import.ErrNotServed):
+		l.Logger.Debug(logTag, "etcd serves no v2 API: no leases of kubo's flanneld to import")
+	case err != nil:
+		l.Logger.Warn(logTag, "Not importing the leases of kubo's flanneld from etcd's v2 store; flanneld starts without them: %s", err)
+	}
+}

@@ -1,0 +1,94 @@
+package v2import_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/v2import"
+	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
+)
+
+var _ = Describe("Read", func() {
+	var ctx context.Context
+
+	BeforeEach(func() { ctx = context.Background() })
+
+	It("reads the network config and every lease under the prefix with the TTL it has left, over mutual TLS", func() {
+		prefix := uniquePrefix()
+		Expect(member.Put(prefix+"/config", `{"Network":"198.18.0.0/15","Backend":{"Type":"vxlan"}}`, 0)).To(Succeed())
+		Expect(member.Put(prefix+"/subnets/198.18.7.0-24", `{"PublicIP":"192.0.2.7"}`, 3600)).To(Succeed())
+		Expect(member.Put(prefix+"/subnets/198.18.9.0-24", `{"PublicIP":"192.0.2.9"}`, 600)).To(Succeed())
+		Expect(member.Put(prefix+"/elsewhere", `x`, 0)).To(Succeed())
+
+		data, err := v2import.Read(ctx, httpClient(), member.URL, prefix)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data.Config)).To(Equal(`{"Network":"198.18.0.0/15","Backend":{"Type":"vxlan"}}`))
+		Expect(data.Leases).To(HaveLen(2))
+		ttls := map[string]int64{}
+		for _, l := range data.Leases {
+			ttls[l.Key] = l.TTL
+		}
+		Expect(ttls[prefix+"/subnets/198.18.7.0-24"]).To(BeNumerically("~", 3600, 10))
+		Expect(ttls[prefix+"/subnets/198.18.9.0-24"]).To(BeNumerically("~", 600, 10))
+	})
+
+	It("reads a prefix the v2 store does not have as no data", func() {
+		data, err := v2import.Read(ctx, httpClient(), member.URL, uniquePrefix())
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(data.Config).To(BeNil())
+		Expect(data.Leases).To(BeEmpty())
+	})
+
+	It("says so when the member does not serve the v2 API (etcd 3.6)", func() {
+		cluster, err := etcdcluster.Start(suiteCA, etcdcluster.Options{Size: 1, Domain: "etcd.test.internal"})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cluster.Close)
+		url := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+
+		_, err = v2import.Read(ctx, httpClient(), url, uniquePrefix())
+
+		Expect(err).To(MatchError(v2import.ErrNotServed))
+	})
+
+	It("fails, naming the address, when nothing answers there", func() {
+		closed := httptest.NewUnstartedServer(nil)
+		url := "https://" + closed.Listener.Addr().String()
+		closed.Listener.Close()
+
+		_, err := v2import.Read(ctx, httpClient(), url, uniquePrefix())
+
+		Expect(err).To(MatchError(ContainSubstring("Reading '/test-")))
+		Expect(err).To(MatchError(ContainSubstring(closed.Listener.Addr().String())))
+	})
+
+	It("fails with an excerpt when the answer is not the v2 API's JSON", func() {
+		garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte("<html>not etcd</html>"))
+		}))
+		DeferCleanup(garbage.Close)
+
+		_, err := v2import.Read(ctx, http.DefaultClient, garbage.URL, uniquePrefix())
+
+		Expect(err).To(MatchError(ContainSubstring("is not JSON: <html>not etcd</html>")))
+	})
+
+	It("fails on another status, with the answer", func() {
+		broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, `{"message":"raft internal error"}`, http.StatusInternalServerError)
+		}))
+		DeferCleanup(broken.Close)
+
+		_, err := v2import.Read(ctx, http.DefaultClient, broken.URL, uniquePrefix())
+
+		Expect(err).To(MatchError(ContainSubstring("answered 500")))
+		Expect(err).To(MatchError(ContainSubstring("raft internal error")))
+	})
+})

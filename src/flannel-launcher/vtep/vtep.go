@@ -1,0 +1,156 @@
+// Package vtep keeps a node's VXLAN endpoint address (its flannel.<VNI> device's MAC) across a VM that lost the
+// device: recreated, or rebooted. Every other node sends this node's pod traffic to the MAC in this node's lease;
+// flanneld gives a device it creates a new MAC and announces it in its lease, but nodes still on kubo's flanneld
+// while a cluster adopts flannel-dns read only etcd's v2 store and never learn it: all traffic from them would be
+// dropped. So, before flanneld starts, when the device is missing and v3 holds a lease for this node's address that
+// names a VtepMAC, the launcher creates the device with that MAC and the attributes flanneld gives it; flanneld finds
+// it compatible and keeps it.
+//
+//	node, err := vtep.Local(cfg.Flanneld)                         // the interface and addresses flanneld uses
+//	mac, key, err := vtep.LeaseMAC(ctx, kv, cfg.Etcd.Prefix, node) // from this node's lease in v3, nil if none
+//	created, err := vtep.Ensure(node, cfg.Network, mac)            // creates flannel.<VNI> if it is missing
+package vtep
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"github.com/vishvananda/netlink"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+)
+
+// Node is the external interface flanneld uses and the node's addresses, found as flanneld finds them.
+type Node struct {
+	Link     netlink.Link
+	Addr     net.IP // the interface's first IPv4 address: the VXLAN source
+	PublicIP net.IP // flanneld.public_ip, or Addr: what the node's lease names
+}
+
+// Local finds the interface flanneld will use: flanneld.iface (a name or an address), or the one of the default
+// route; its first IPv4 address; and the public address.
+func Local(f config.Flanneld) (Node, error) {
+	link, err := externalLink(f.Iface)
+	if err != nil {
+		return Node{}, err
+	}
+	addrs, err := netlink.AddrList(link, netlink.FAMILY_V4)
+	if err != nil || len(addrs) == 0 {
+		return Node{}, bosherr.Errorf("Interface '%s' has no IPv4 address (%v)", link.Attrs().Name, err)
+	}
+	node := Node{Link: link, Addr: addrs[0].IP, PublicIP: addrs[0].IP}
+	if f.PublicIP != "" {
+		node.PublicIP = net.ParseIP(f.PublicIP)
+	}
+	return node, nil
+}
+
+func externalLink(iface string) (netlink.Link, error) {
+	if ip := net.ParseIP(iface); ip != nil {
+		return linkWithAddress(ip)
+	}
+	if iface != "" {
+		link, err := netlink.LinkByName(iface)
+		if err != nil {
+			return nil, bosherr.WrapErrorf(err, "Finding interface '%s'", iface)
+		}
+		return link, nil
+	}
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		return nil, bosherr.WrapError(err, "Listing routes")
+	}
+	for _, r := range routes {
+		if r.Dst == nil || r.Dst.String() == "0.0.0.0/0" {
+			return linkByIndex(r.LinkIndex)
+		}
+	}
+	return nil, bosherr.Error("No default route, and flanneld.iface is not set")
+}
+
+func linkWithAddress(ip net.IP) (netlink.Link, error) {
+	addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL)
+	if err != nil {
+		return nil, bosherr.WrapError(err, "Listing addresses")
+	}
+	for _, a := range addrs {
+		if a.IP.Equal(ip) {
+			return linkByIndex(a.LinkIndex)
+		}
+	}
+	return nil, bosherr.Errorf("No interface has the address %s (flanneld.iface)", ip)
+}
+
+func linkByIndex(index int) (netlink.Link, error) {
+	link, err := netlink.LinkByIndex(index)
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Finding interface %d", index)
+	}
+	return link, nil
+}
+
+// LeaseMAC is the VtepMAC of the first vxlan lease in v3 (by key) that names node's public address, with the
+// lease's key; nil when there is none.
+func LeaseMAC(ctx context.Context, kv clientv3.KV, prefix string, node Node) (net.HardwareAddr, string, error) {
+	resp, err := kv.Get(ctx, strings.TrimSuffix(prefix, "/")+"/subnets/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, "", bosherr.WrapError(err, "Reading the leases")
+	}
+	for _, kv := range resp.Kvs {
+		var attrs struct {
+			PublicIP    string
+			BackendType string
+			BackendData struct{ VtepMAC string }
+		}
+		if json.Unmarshal(kv.Value, &attrs) != nil || attrs.BackendType != "vxlan" || !net.ParseIP(attrs.PublicIP).Equal(node.PublicIP) {
+			continue
+		}
+		mac, err := net.ParseMAC(attrs.BackendData.VtepMAC)
+		if err != nil {
+			return nil, "", bosherr.WrapErrorf(err, "The lease at '%s' names no VtepMAC", kv.Key)
+		}
+		return mac, string(kv.Key), nil
+	}
+	return nil, "", nil
+}
+
+// Name is flanneld's name for the vxlan device of a VNI (flannel's default VNI is 1).
+func Name(network config.Network) string {
+	return fmt.Sprintf("flannel.%d", vni(network))
+}
+
+func vni(network config.Network) int {
+	if network.VNI == 0 {
+		return 1
+	}
+	return network.VNI
+}
+
+// Ensure creates flanneld's vxlan device with mac when it does not exist, as flanneld would create it (VNI, UDP
+// port, source address and device, no learning, MTU 50 below the interface's), and leaves it down: flanneld
+// configures and raises it. An existing device is left alone, whatever its MAC. It tells whether it created one.
+func Ensure(node Node, network config.Network, mac net.HardwareAddr) (bool, error) {
+	name := Name(network)
+	if _, err := netlink.LinkByName(name); err == nil {
+		return false, nil
+	} else if _, notFound := err.(netlink.LinkNotFoundError); !notFound {
+		return false, bosherr.WrapErrorf(err, "Looking for '%s'", name)
+	}
+	device := &netlink.Vxlan{
+		LinkAttrs:    netlink.LinkAttrs{Name: name, HardwareAddr: mac, MTU: node.Link.Attrs().MTU - 50},
+		VxlanId:      vni(network),
+		VtepDevIndex: node.Link.Attrs().Index,
+		SrcAddr:      node.Addr,
+		Port:         network.Port, // 0: the kernel's default, 8472, as flanneld leaves it
+		Learning:     false,
+	}
+	if err := netlink.LinkAdd(device); err != nil {
+		return false, bosherr.WrapErrorf(err, "Creating '%s' with MAC %s", name, mac)
+	}
+	return true, nil
+}

@@ -1,0 +1,177 @@
+package vtep_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/vishvananda/netlink"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/vtep"
+	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/testenv/pki"
+)
+
+var vxlan = config.Network{CIDR: "198.18.0.0/15", SubnetLen: 24, BackendType: "vxlan"}
+
+var _ = Describe("Local", func() {
+	var ns string
+	BeforeEach(func() { ns = nodeNamespace() })
+
+	It("finds the default route's interface and its address, as flanneld does", func() {
+		inNamespace(ns, func() {
+			node, err := vtep.Local(config.Flanneld{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(node.Link.Attrs().Name).To(Equal("eth0"))
+			Expect(node.Addr.String()).To(Equal("192.0.2.10"))
+			Expect(node.PublicIP.String()).To(Equal("192.0.2.10"))
+		})
+	})
+
+	It("takes flanneld.iface by name or by address, and flanneld.public_ip for the lease", func() {
+		run("ip", "-n", ns, "address", "add", "198.51.100.10/24", "dev", "peer0")
+		inNamespace(ns, func() {
+			node, err := vtep.Local(config.Flanneld{Iface: "peer0", PublicIP: "203.0.113.10"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(node.Link.Attrs().Name).To(Equal("peer0"))
+			Expect(node.Addr.String()).To(Equal("198.51.100.10"))
+			Expect(node.PublicIP.String()).To(Equal("203.0.113.10"))
+
+			node, err = vtep.Local(config.Flanneld{Iface: "198.51.100.10"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(node.Link.Attrs().Name).To(Equal("peer0"))
+		})
+	})
+
+	It("fails, saying why, without a default route or with an unknown interface", func() {
+		run("ip", "-n", ns, "route", "del", "default")
+		inNamespace(ns, func() {
+			_, err := vtep.Local(config.Flanneld{})
+			Expect(err).To(MatchError(ContainSubstring("No default route, and flanneld.iface is not set")))
+			_, err = vtep.Local(config.Flanneld{Iface: "eth9"})
+			Expect(err).To(MatchError(ContainSubstring("Finding interface 'eth9'")))
+		})
+	})
+})
+
+var _ = Describe("Ensure", func() {
+	var ns string
+	mac, _ := net.ParseMAC("02:00:c0:00:02:0a")
+	BeforeEach(func() { ns = nodeNamespace() })
+
+	It("creates flannel.1 with the MAC, as flanneld would: VNI 1, eth0's address and index, no learning, MTU 50 less, down", func() {
+		inNamespace(ns, func() {
+			node, err := vtep.Local(config.Flanneld{})
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(vtep.Ensure(node, vxlan, mac)).To(BeTrue())
+
+			link, err := netlink.LinkByName("flannel.1")
+			Expect(err).NotTo(HaveOccurred())
+			device := link.(*netlink.Vxlan)
+			Expect(device.HardwareAddr).To(Equal(mac))
+			Expect(device.VxlanId).To(Equal(1))
+			Expect(device.SrcAddr.String()).To(Equal("192.0.2.10"))
+			Expect(device.VtepDevIndex).To(Equal(node.Link.Attrs().Index))
+			Expect(device.Port).To(Equal(8472))
+			Expect(device.Learning).To(BeFalse())
+			Expect(device.MTU).To(Equal(1450))
+			Expect(device.Flags & net.FlagUp).To(BeZero())
+		})
+	})
+
+	It("takes the VNI and port from the network config", func() {
+		inNamespace(ns, func() {
+			node, err := vtep.Local(config.Flanneld{})
+			Expect(err).NotTo(HaveOccurred())
+			network := vxlan
+			network.VNI, network.Port = 4, 4789
+
+			Expect(vtep.Ensure(node, network, mac)).To(BeTrue())
+
+			link, err := netlink.LinkByName("flannel.4")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(link.(*netlink.Vxlan).VxlanId).To(Equal(4))
+			Expect(link.(*netlink.Vxlan).Port).To(Equal(4789))
+		})
+	})
+
+	It("leaves a device that exists alone, whatever its MAC", func() {
+		run("ip", "-n", ns, "link", "add", "flannel.1", "address", "02:00:c0:00:02:99", "type", "vxlan", "id", "1", "dstport", "8472", "dev", "eth0")
+		inNamespace(ns, func() {
+			node, err := vtep.Local(config.Flanneld{})
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(vtep.Ensure(node, vxlan, mac)).To(BeFalse())
+
+			link, err := netlink.LinkByName("flannel.1")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(link.Attrs().HardwareAddr.String()).To(Equal("02:00:c0:00:02:99"))
+		})
+	})
+})
+
+var _ = Describe("LeaseMAC", Ordered, func() {
+	var (
+		kv     *clientv3.Client
+		prefix = "/vtep-test/network"
+		node   = vtep.Node{PublicIP: net.ParseIP("192.0.2.10")}
+	)
+
+	BeforeAll(func() {
+		ca, err := pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
+		Expect(err).NotTo(HaveOccurred())
+		client, err := ca.Issue(pki.Client("flanneld"))
+		Expect(err).NotTo(HaveOccurred())
+		cluster, err := etcdcluster.Start(ca, etcdcluster.Options{Size: 1, Domain: "etcd.test.internal"})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cluster.Close)
+		tlsConfig, err := members.TLSConfig(config.Etcd{CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}, time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+		kv, err = clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(kv.Close)
+	})
+
+	put := func(subnet, value string) {
+		_, err := kv.Put(context.Background(), prefix+"/subnets/"+subnet, value)
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	It("is nil when no vxlan lease names the node's address", func() {
+		put("198.18.1.0-24", `{"PublicIP":"192.0.2.11","BackendType":"vxlan","BackendData":{"VtepMAC":"02:00:c0:00:02:0b"}}`)
+		put("198.18.2.0-24", `{"PublicIP":"192.0.2.10","BackendType":"host-gw"}`)
+		put("198.18.3.0-24", `garbage`)
+
+		mac, key, err := vtep.LeaseMAC(context.Background(), kv, prefix, node)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mac).To(BeNil())
+		Expect(key).To(BeEmpty())
+	})
+
+	It("is the VtepMAC of the first vxlan lease that names the node's address, as kubo's flanneld wrote it", func() {
+		put("198.18.9.0-24", `{"PublicIP":"192.0.2.10","BackendType":"vxlan","BackendData":{"VtepMAC":"02:00:c0:00:02:0a"}}`)
+
+		mac, key, err := vtep.LeaseMAC(context.Background(), kv, prefix, node)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mac.String()).To(Equal("02:00:c0:00:02:0a"))
+		Expect(key).To(Equal(prefix + "/subnets/198.18.9.0-24"))
+	})
+
+	It("fails, naming the lease, when that lease names no MAC", func() {
+		put("198.18.4.0-24", `{"PublicIP":"192.0.2.10","BackendType":"vxlan","BackendData":{}}`)
+
+		_, _, err := vtep.LeaseMAC(context.Background(), kv, prefix, node)
+
+		Expect(err).To(MatchError(ContainSubstring("The lease at '%s/subnets/198.18.4.0-24' names no VtepMAC", prefix)))
+	})
+})
