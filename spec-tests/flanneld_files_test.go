@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/flannel-dns/flannel-dns/jobrender"
+	"github.com/flannel-dns/flannel-dns/src/jobrender"
 )
 
 var _ = Describe("flanneld's other files", func() {

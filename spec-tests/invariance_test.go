@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flannel-dns/flannel-dns/jobrender"
+	"github.com/flannel-dns/flannel-dns/src/jobrender"
 )
 
 // What a change of the master count can change in what the director gives a template: the etcd and
@@ -114,7 +114,7 @@ func linkCalls(job jobrender.Job) []string {
 
 var _ = Describe("No template reads link data", func() {
 	It("finds link() in a job that calls it (the scan works)", func() {
-		linker, err := jobrender.LoadJob("../jobrender/testdata/jobs/linker")
+		linker, err := jobrender.LoadJob("../src/jobrender/testdata/jobs/linker")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(linkCalls(linker)).To(ConsistOf(HaveSuffix("linked.erb")))
 	})

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/flannel-dns/flannel-dns/jobrender"
+	"github.com/flannel-dns/flannel-dns/src/jobrender"
 )
 
 // statusFile is where the job's bpm.yml tells the launcher to keep its status.

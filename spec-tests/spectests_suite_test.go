@@ -10,8 +10,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/flannel-dns/flannel-dns/jobrender"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/jobrender"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
 
 func TestSpecTests(t *testing.T) {

@@ -19,7 +19,7 @@ func TestFlanneld(t *testing.T) {
 }
 
 var _ = SynchronizedBeforeSuite(func() []byte {
-	path, err := gexec.Build("github.com/flannel-dns/flannel-dns/testenv/recordingflanneld")
+	path, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld")
 	Expect(err).NotTo(HaveOccurred())
 	return []byte(path)
 }, func(path []byte) {

@@ -12,8 +12,8 @@ import (
 	"github.com/onsi/gomega/gbytes"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
-	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 var _ = Describe("Runner", func() {

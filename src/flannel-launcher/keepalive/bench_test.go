@@ -11,7 +11,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
-	"github.com/flannel-dns/flannel-dns/testenv/tcpserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/tcpserver"
 )
 
 // BenchmarkSteadyStateCycle measures a Cycle that finds nothing new: the launcher's cost per tick while flanneld

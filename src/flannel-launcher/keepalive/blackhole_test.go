@@ -15,7 +15,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 const (

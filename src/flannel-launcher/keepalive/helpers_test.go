@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
-	"github.com/flannel-dns/flannel-dns/testenv/tcpserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/tcpserver"
 )
 
 // startHolder runs tcpholder (through prefix, e.g. `ip netns exec NS`) and waits for its line saying it is

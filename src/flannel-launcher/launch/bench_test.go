@@ -1,7 +1,7 @@
 package launch_test
 
 // Benchmarks of the real flannel-launcher binary against a three-member TLS etcd cluster and a DNS server in
-// this process, with testenv/recordingflanneld as flanneld. docs/benchmarks.md has the commands and figures.
+// this process, with src/testenv/recordingflanneld as flanneld. docs/benchmarks.md has the commands and figures.
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
-	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
 )
 
 // steadyStateWindow is how long BenchmarkSteadyState watches a running launcher.
@@ -51,7 +51,7 @@ func benchSetup(b *testing.B) {
 		if bench.launcher, bench.err = gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher"); bench.err != nil {
 			return
 		}
-		if bench.flanneld, bench.err = gexec.Build("github.com/flannel-dns/flannel-dns/testenv/recordingflanneld"); bench.err != nil {
+		if bench.flanneld, bench.err = gexec.Build("github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld"); bench.err != nil {
 			return
 		}
 		if bench.dir, bench.err = os.MkdirTemp("", "launch-bench-"); bench.err != nil {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
-	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
 
 // environment is what both the specs and the benchmarks run against: a three-member TLS etcd cluster and a

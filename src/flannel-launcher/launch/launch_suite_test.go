@@ -16,9 +16,9 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
-	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
-	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
 )
 
 func TestLaunch(t *testing.T) {
@@ -37,7 +37,7 @@ var (
 )
 
 var _ = SynchronizedBeforeSuite(func() []byte {
-	path, err := gexec.Build("github.com/flannel-dns/flannel-dns/testenv/recordingflanneld")
+	path, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld")
 	Expect(err).NotTo(HaveOccurred())
 	return []byte(path)
 }, func(path []byte) {

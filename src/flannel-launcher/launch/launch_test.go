@@ -21,9 +21,9 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
-	"github.com/flannel-dns/flannel-dns/testenv/loopback"
-	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 var _ = Describe("Launcher.Run", func() {

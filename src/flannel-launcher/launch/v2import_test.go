@@ -14,8 +14,8 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdv2"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdv2"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 // A cluster that is adopting flannel-dns: etcd 3.4 with the v2 API on, where kubo's flanneld keeps its leases.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
-	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
 
 func TestMembers(t *testing.T) {

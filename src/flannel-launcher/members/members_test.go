@@ -13,14 +13,14 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 
-	"github.com/flannel-dns/flannel-dns/e2e/impostor"
+	"github.com/flannel-dns/flannel-dns/src/e2e/impostor"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
-	"github.com/flannel-dns/flannel-dns/testenv/loopback"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 type discovery struct {

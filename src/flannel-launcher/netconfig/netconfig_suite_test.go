@@ -15,9 +15,9 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 func TestNetconfig(t *testing.T) {

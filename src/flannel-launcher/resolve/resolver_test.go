@@ -14,7 +14,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
-	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
 )
 
 const alias = "etcd.test.internal"

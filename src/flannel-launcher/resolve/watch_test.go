@@ -12,8 +12,8 @@ import (
 	"github.com/onsi/gomega/gbytes"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
-	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 var _ = Describe("Watcher", func() {

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/sockdiag"
-	"github.com/flannel-dns/flannel-dns/testenv/loopback"
-	"github.com/flannel-dns/flannel-dns/testenv/tcpserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/src/testenv/tcpserver"
 )
 
 var _ = Describe("sockdiag", func() {

@@ -10,7 +10,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 var _ = Describe("Recorder", func() {

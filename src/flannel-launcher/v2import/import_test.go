@@ -13,7 +13,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/v2import"
-	"github.com/flannel-dns/flannel-dns/testenv/testlog"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 var desired = config.Network{CIDR: "198.18.0.0/15", SubnetLen: 24, BackendType: "vxlan"}.Desired()

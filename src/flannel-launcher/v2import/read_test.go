@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/v2import"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
 )
 
 var _ = Describe("Read", func() {

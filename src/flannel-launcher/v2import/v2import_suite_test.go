@@ -13,8 +13,8 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdv2"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdv2"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
 
 func TestV2import(t *testing.T) {

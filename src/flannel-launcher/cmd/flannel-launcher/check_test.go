@@ -17,12 +17,12 @@ import (
 	"github.com/onsi/gomega/gexec"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/flannel-dns/flannel-dns/e2e/impostor"
+	"github.com/flannel-dns/flannel-dns/src/e2e/impostor"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
-	"github.com/flannel-dns/flannel-dns/testenv/loopback"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
 
 var _ = Describe("flannel-launcher check", func() {

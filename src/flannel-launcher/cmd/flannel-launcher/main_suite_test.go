@@ -16,10 +16,10 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
-	"github.com/flannel-dns/flannel-dns/testenv/dnsserver"
-	"github.com/flannel-dns/flannel-dns/testenv/etcdcluster"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
-	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
 )
 
 func TestFlannelLauncher(t *testing.T) {
@@ -44,7 +44,7 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	launcher, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher",
 		"-race", "-ldflags", "-X main.version="+testVersion)
 	Expect(err).NotTo(HaveOccurred())
-	flanneld, err := gexec.Build("github.com/flannel-dns/flannel-dns/testenv/recordingflanneld")
+	flanneld, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld")
 	Expect(err).NotTo(HaveOccurred())
 	bpmSeccomp, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher/testdata/bpmseccomp")
 	Expect(err).NotTo(HaveOccurred())

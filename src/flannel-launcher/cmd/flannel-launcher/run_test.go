@@ -14,7 +14,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
-	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
 )
 
 var _ = Describe("flannel-launcher run", func() {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
-	"github.com/flannel-dns/flannel-dns/testenv/loopback"
-	"github.com/flannel-dns/flannel-dns/testenv/pki"
-	"github.com/flannel-dns/flannel-dns/testenv/recordingflanneld/record"
+	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
+	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
 )
 
 var _ = Describe("flannel-launcher run --status and wait-ready", func() {

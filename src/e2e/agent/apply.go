@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/monit"
+	"github.com/flannel-dns/flannel-dns/src/jobrender"
+)
+
+// Apply lays jobs out as the agent does on apply: each job's files under /var/vcap/data/jobs/<job>/<hash>
+// (group vcap, so that the job's user can read them), linked from /var/vcap/jobs/<job>; its monit file as
+// /var/vcap/monit/job/<NNNN>_<job>.monitrc; each package under /var/vcap/data/packages/<name>/<hash>,
+// linked from /var/vcap/packages/<name>. Jobs that are no longer sent are unlinked. Nothing is started.
+func (a *Agent) Apply(jobs []Job) error {
+	var next []installed
+	if err := a.clearLinks("/var/vcap/jobs", "/var/vcap/monit/job"); err != nil {
+		return err
+	}
+	for i, job := range jobs {
+		procs, err := monit.Parse(job.Files[jobrender.MonitPath])
+		if err != nil {
+			return bosherr.WrapErrorf(err, "Reading the monit file of job %s", job.Name)
+		}
+		if err := a.installJob(i, job); err != nil {
+			return err
+		}
+		for _, pkg := range job.Packages {
+			if err := a.installPackage(pkg); err != nil {
+				return err
+			}
+		}
+		next = append(next, installed{Job: job, procs: procs})
+	}
+	a.mu.Lock()
+	a.jobs = next
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *Agent) installJob(order int, job Job) error {
+	dir := fmt.Sprintf("/var/vcap/data/jobs/%s/%s", job.Name, filesHash(job.Files))
+	if err := (jobrender.Rendered{Files: job.Files}).WriteTo(a.VM.Path(dir)); err != nil {
+		return bosherr.WrapErrorf(err, "Writing job %s on %s", job.Name, a.VM.Name)
+	}
+	if out, err := exec.Command("chown", "-R", "root:vcap", a.VM.Path(filepath.Dir(dir))).CombinedOutput(); err != nil {
+		return bosherr.WrapErrorf(err, "Giving job %s on %s to group vcap: %s", job.Name, a.VM.Name, strings.TrimSpace(string(out)))
+	}
+	if err := a.link(dir, "/var/vcap/jobs/"+job.Name); err != nil {
+		return err
+	}
+	monitrc := fmt.Sprintf("/var/vcap/monit/job/%04d_%s.monitrc", order, job.Name)
+	if err := os.WriteFile(a.VM.Path(monitrc), job.Files[jobrender.MonitPath], 0o600); err != nil {
+		return bosherr.WrapErrorf(err, "Writing %s", monitrc)
+	}
+	return nil
+}
+
+// installPackage copies a compiled package onto the VM as hard links (cheap, and real files, which bpm's
+// mounts need: a link out of /var/vcap would dangle inside a container).
+func (a *Agent) installPackage(name string) error {
+	src, ok := a.Packages[name]
+	if !ok {
+		return bosherr.Errorf("No compiled package '%s' for %s", name, a.VM.Name)
+	}
+	src, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Finding compiled package %s", name)
+	}
+	sum := sha256.Sum256([]byte(src))
+	dir := fmt.Sprintf("/var/vcap/data/packages/%s/%s", name, hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(a.VM.Path(dir)); os.IsNotExist(err) {
+		if err := copyTree(src, a.VM.Path(dir)); err != nil {
+			return bosherr.WrapErrorf(err, "Installing package %s on %s", name, a.VM.Name)
+		}
+	}
+	return a.link(dir, "/var/vcap/packages/"+name)
+}
+
+func copyTree(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := exec.Command("cp", "-al", src, dst).CombinedOutput()
+	if err != nil { // another file system: a plain copy
+		_ = os.RemoveAll(dst)
+		out, err = exec.Command("cp", "-a", src, dst).CombinedOutput()
+	}
+	if err != nil {
+		return bosherr.WrapErrorf(err, "cp %s %s: %s", src, dst, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// link points the VM's path at target (both as on the VM), replacing what was there. The link is relative
+// (the agent's are absolute), so that it resolves from the host too.
+func (a *Agent) link(target, path string) error {
+	tmp := a.VM.Path(path + ".new")
+	_ = os.Remove(tmp)
+	rel, err := filepath.Rel(filepath.Dir(path), target)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Linking %s on %s", path, a.VM.Name)
+	}
+	if err := os.Symlink(rel, tmp); err != nil {
+		return bosherr.WrapErrorf(err, "Linking %s on %s", path, a.VM.Name)
+	}
+	if err := os.Rename(tmp, a.VM.Path(path)); err != nil {
+		return bosherr.WrapErrorf(err, "Linking %s on %s", path, a.VM.Name)
+	}
+	return nil
+}
+
+// clearLinks removes the agent's links (and monit files) of the jobs applied before.
+func (a *Agent) clearLinks(dirs ...string) error {
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(a.VM.Path(dir))
+		if err != nil {
+			return bosherr.WrapErrorf(err, "Reading %s on %s", dir, a.VM.Name)
+		}
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink == 0 && !strings.HasSuffix(e.Name(), ".monitrc") {
+				continue // not the agent's
+			}
+			if err := os.Remove(filepath.Join(a.VM.Path(dir), e.Name())); err != nil {
+				return bosherr.WrapErrorf(err, "Removing %s/%s on %s", dir, e.Name(), a.VM.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func filesHash(files map[string][]byte) string {
+	h := sha256.New()
+	for _, path := range (jobrender.Rendered{Files: files}).Paths() {
+		h.Write([]byte(path + "\x00"))
+		h.Write(files[path])
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,189 @@
+package cluster
+
+// A deployment that starts as a CFCR cluster runs before it adopts flannel-dns, for the adoption rehearsal
+// (src/e2e/adoption): the upstream manifest without this release's ops-files, kubo's flanneld (flannel v0.12.0) and
+// kubo-dns-aliases (the stand-ins under src/e2e/fixtures/kubo, rendered with the director's link data) on masters and
+// workers, etcd 3.4 with the v2 API on the masters. Adopt then deploys the manifest with the ops-files on it.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/director"
+	"github.com/flannel-dns/flannel-dns/src/e2e/manifest"
+	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
+)
+
+// Kubo is where kubo's own parts are.
+type Kubo struct {
+	EtcdBin  string // etcd 3.4 and its etcdctl (Debian's etcd-server and etcd-client, scripts/setup)
+	Flanneld string // a directory holding flannel v0.12.0's flanneld (scripts/build-flannel-v0.12)
+	// OpsFiles are applied after the simulated cluster's own, before and after adopting.
+	OpsFiles []string
+}
+
+// etcdCertificate is the etcd server certificate's variable in a v0.21-era manifest.
+const etcdCertificate = "tls-etcd-v0-17-0"
+
+func (cfg Config) kuboJobs() string {
+	return filepath.Join(cfg.Repo, "src", "e2e", "fixtures", "kubo", "jobs")
+}
+
+func (cfg Config) kuboOpsFiles() []string {
+	return append([]string{cfg.simulated(), filepath.Join(cfg.Repo, "src", "e2e", "manifest", "kubo.yml")}, cfg.Kubo.OpsFiles...)
+}
+
+func (c *Cluster) etcdBin() string {
+	if c.cfg.Kubo != nil {
+		return c.cfg.Kubo.EtcdBin
+	}
+	return c.cfg.EtcdBin
+}
+
+// loadKubo builds the deployment as it runs before adopting, and runs it: the releases here but flannel-dns,
+// and the kubo stand-ins.
+func (c *Cluster) loadKubo(store string) error {
+	before, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, c.cfg.kuboOpsFiles()...)
+	if err != nil {
+		return err
+	}
+	dirs := c.cfg.releases()
+	delete(dirs, "flannel-dns")
+	dirs["kubo"] = c.cfg.kuboJobs()
+	c.kubo = &director.Releases{Placed: before.Deployment, Dirs: dirs, Partial: map[string]bool{"kubo": true},
+		Network: boshNetwork, Links: c.etcdLink}
+	c.release, c.update = c.kubo, before.Update
+	c.etcdTLS, err = etcdTLS(before.Deployment)
+	return err
+}
+
+// Adopt deploys flannel-dns's ops-files (then extra ones) on a cluster that started as kubo, as the operator's
+// `bosh deploy` does. The vars store stands for CredHub, which re-issues etcd's certificate because the companion
+// changes its options (update_mode: converge); the bosh CLI never does, so, as the README tells an operator with a
+// vars store, its entry is deleted first and generated again, from the same CA.
+func (c *Cluster) Adopt(extra ...string) (Changes, error) {
+	if c.cfg.Kubo == nil || c.adopted {
+		return Changes{}, bosherr.Error("Adopt needs a cluster that started as kubo and has not adopted yet")
+	}
+	if err := forgetVariable(filepath.Join(c.cfg.WorkDir, "vars-store.yml"), etcdCertificate); err != nil {
+		return Changes{}, err
+	}
+	c.adopted = true
+	c.extraOps = append(slices.Clone(c.cfg.Kubo.OpsFiles), extra...)
+	if err := c.loadDeployments(); err != nil {
+		return Changes{}, err
+	}
+	c.Logf("adopting flannel-dns")
+	return c.deploy()
+}
+
+// forgetVariable deletes name from a vars store.
+func forgetVariable(store, name string) error {
+	data, err := os.ReadFile(store)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Reading the vars store")
+	}
+	vars := map[string]any{}
+	if err := yaml.Unmarshal(data, &vars); err != nil {
+		return bosherr.WrapErrorf(err, "Parsing the vars store")
+	}
+	if _, ok := vars[name]; !ok {
+		return bosherr.Errorf("The vars store has no '%s'", name)
+	}
+	delete(vars, name)
+	if data, err = yaml.Marshal(vars); err != nil {
+		return bosherr.WrapErrorf(err, "Writing the vars store")
+	}
+	return os.WriteFile(store, data, 0o600)
+}
+
+// EvictPods deletes w's pods through CNI, as kubelet's drain evicts a worker's pods before its update; their
+// probes stop.
+func (c *Cluster) EvictPods(w *worker.Worker) error {
+	rt := c.Runtime(w)
+	for _, p := range c.forgetPods(w) {
+		if err := rt.Del(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReturnPods makes w's pods again through CNI, in the subnet flanneld wrote, as pods are scheduled on a worker
+// after its update.
+func (c *Cluster) ReturnPods(w *worker.Worker) error { return c.addPods(w) }
+
+// Worker is the worker of index idx, nil if there is none.
+func (c *Cluster) Worker(idx int) *worker.Worker { return c.workers[idx] }
+
+// NodeSubnets is FLANNEL_SUBNET of every instance (masters and workers), by instance name; "" where there is none.
+func (c *Cluster) NodeSubnets() map[string]string {
+	subnets := map[string]string{}
+	for _, inst := range c.instances() {
+		subnets[inst.Name()] = Subnet(&worker.Worker{VM: c.agents[inst.Name()].VM})
+	}
+	return subnets
+}
+
+// InstanceAddress is the address of the instance called name.
+func (c *Cluster) InstanceAddress(name string) string {
+	if a := c.agents[name]; a != nil {
+		return a.VM.Address.String()
+	}
+	return ""
+}
+
+// LeaseHolders reads flannel's subnet leases from the v3 store and, on a kubo cluster, from the v2 store: the
+// node address (PublicIP) of each lease, by subnet key (198.18.7.0-24).
+func (c *Cluster) LeaseHolders() (v3, v2 map[string]string, err error) {
+	m := c.AnyMaster()
+	out, err := m.Etcdctl("get", "--prefix", leasePrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	v3 = map[string]string{}
+	for i := 0; i+1 < len(lines); i += 2 {
+		v3[strings.TrimPrefix(lines[i], leasePrefix)] = publicIP(lines[i+1])
+	}
+	v2 = map[string]string{}
+	if c.cfg.Kubo == nil {
+		return v3, v2, nil
+	}
+	values, err := m.V2Values(strings.TrimSuffix(leasePrefix, "/"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for key, value := range values {
+		v2[strings.TrimPrefix(key, leasePrefix)] = publicIP(value)
+	}
+	return v3, v2, nil
+}
+
+func publicIP(lease string) string {
+	var attrs struct{ PublicIP string }
+	if err := json.Unmarshal([]byte(lease), &attrs); err != nil {
+		return "unreadable: " + lease
+	}
+	return attrs.PublicIP
+}
+
+// KuboFromEnv points cfg at kubo's parts from E2E_KUBO_ETCD_BIN and E2E_KUBO_FLANNELD, as src/e2e/prepare.sh sets
+// them; it names those that are unset ("" when none is).
+func KuboFromEnv(cfg *Config) string {
+	cfg.Kubo = &Kubo{EtcdBin: os.Getenv("E2E_KUBO_ETCD_BIN"), Flanneld: os.Getenv("E2E_KUBO_FLANNELD")}
+	var unset []string
+	for name, value := range map[string]string{"E2E_KUBO_ETCD_BIN": cfg.Kubo.EtcdBin, "E2E_KUBO_FLANNELD": cfg.Kubo.Flanneld} {
+		if value == "" {
+			unset = append(unset, name)
+		}
+	}
+	slices.Sort(unset)
+	return strings.Join(unset, " and ")
+}

@@ -1,0 +1,300 @@
+// Package cluster is the simulated CFCR deployment: the upstream manifest with flannel-dns's ops-files, its
+// jobs placed on master and worker VMs as the director places them, rendered and run there by an agent
+// under the real bpm and beside the real bosh-dns; real etcd on the masters; and the director's part
+// (render, compare, roll canary first, sync_dns).
+package cluster
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
+	"github.com/flannel-dns/flannel-dns/src/e2e/cni"
+	"github.com/flannel-dns/flannel-dns/src/e2e/director"
+	"github.com/flannel-dns/flannel-dns/src/e2e/manifest"
+	"github.com/flannel-dns/flannel-dns/src/e2e/master"
+	"github.com/flannel-dns/flannel-dns/src/e2e/network"
+	"github.com/flannel-dns/flannel-dns/src/e2e/pods"
+	"github.com/flannel-dns/flannel-dns/src/e2e/vm"
+	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
+)
+
+const (
+	Deployment  = "cfcr"
+	NetworkName = "default"
+	Domain      = "cfcr.internal"
+	PodNetwork  = "198.18.0.0/15"
+	SubnetFile  = "/run/flannel/subnet.env"
+	// LauncherProcess is the monit and bpm process name of the flanneld job.
+	LauncherProcess = worker.Process
+)
+
+var gateway = netip.MustParsePrefix("192.0.2.1/24")
+
+// Config says where the real parts are.
+type Config struct {
+	WorkDir  string // scratch space for VM disks and the vars store
+	EtcdBin  string // directory holding etcd and etcdctl
+	Packages string // this release's compiled packages (one directory per package)
+	Cache    string // FLANNEL_DNS_CACHE: bin/bosh, and the bpm and bosh-dns releases (scripts/build-thirdparty)
+	Repo     string // this checkout: jobs/, manifests/ops-files/, src/e2e/
+	Fixture  string // the upstream CFCR manifest the deployment starts from
+	// Kubo, when set, starts the deployment as a CFCR cluster runs before it adopts flannel-dns (kubo.go).
+	Kubo *Kubo
+	Logf func(format string, args ...any)
+}
+
+func (cfg Config) bosh() string           { return filepath.Join(cfg.Cache, "bin", "bosh") }
+func (cfg Config) bpmRelease() string     { return filepath.Join(cfg.Cache, "bpm-1.4.38") }
+func (cfg Config) boshDNSRelease() string { return filepath.Join(cfg.Cache, "bosh-dns-1.39.28") }
+func (cfg Config) cniPlugins() string     { return filepath.Join(cfg.Cache, "cni-plugins", "bin") }
+
+// opsFiles are what an operator adopting flannel-dns applies to a v0.21-era manifest, then the simulated
+// cluster's own.
+func (cfg Config) opsFiles() []string {
+	return []string{filepath.Join(cfg.Repo, "manifests", "ops-files", "use-flannel-dns.yml"),
+		filepath.Join(cfg.Repo, "manifests", "ops-files", "flannel-dns-tls-etcd-v0-17-0.yml"), cfg.simulated()}
+}
+
+func (cfg Config) simulated() string {
+	return filepath.Join(cfg.Repo, "src", "e2e", "manifest", "simulated.yml")
+}
+
+// releases are the jobs/ directories of the releases whose jobs the VMs run.
+func (cfg Config) releases() map[string]string {
+	return map[string]string{"flannel-dns": filepath.Join(cfg.Repo, "jobs"),
+		"bpm": filepath.Join(cfg.bpmRelease(), "jobs"), "bosh-dns": filepath.Join(cfg.boshDNSRelease(), "jobs")}
+}
+
+// packages maps every compiled package to its directory.
+func (cfg Config) packages() (map[string]string, error) {
+	pkgs := map[string]string{"bpm": filepath.Join(cfg.bpmRelease(), "compiled", "bpm"),
+		"bosh-dns": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns")}
+	entries, err := os.ReadDir(cfg.Packages)
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Reading compiled packages at %s", cfg.Packages)
+	}
+	for _, e := range entries {
+		pkgs[e.Name()] = filepath.Join(cfg.Packages, e.Name())
+	}
+	if cfg.Kubo != nil {
+		pkgs["flanneld"], pkgs["etcdctl"] = cfg.Kubo.Flanneld, cfg.Kubo.EtcdBin
+	}
+	return pkgs, nil
+}
+
+// Cluster is the running deployment.
+type Cluster struct {
+	cfg      Config
+	net      *network.Network
+	packages map[string]string
+	release  *director.Releases // the deployment with flannel-dns
+	kubo     *director.Releases // the same manifest without flannel-dns's ops-files (rendered only)
+	update   manifest.Update
+	etcdTLS  master.TLS
+
+	masters map[int]*master.Member
+	workers map[int]*worker.Worker
+	agents  map[string]*agent.Agent // by instance name
+	ids     map[string]string       // instance name -> ID; a replaced instance gets a new ID
+	nextIP  map[string]netip.Addr
+
+	plan, kuboPlan *director.Plan
+	// applied is what each instance (by ID) runs: the director compares a deploy with it, not with the plan
+	// of the last deploy, which may have stopped before reaching every instance.
+	applied    map[string]director.Rendered
+	dnsVersion int
+	disks      int // VM disks made so far; each VM gets a new one
+	extraOps   []string
+	Prober     *pods.Prober
+	podnet     string                // the command that runs CNI on a VM (cni.Build)
+	pods       map[string][]*cni.Pod // by worker name
+	launched   chan error            // the deploy that LaunchWorker started
+	adopted    bool                  // a Kubo deployment has been switched to flannel-dns (Adopt)
+	// Rolling, when set, runs each instance's update in a roll (update) and may act around it.
+	Rolling func(instance string, update func() error) error
+}
+
+// Deployed is what one deploy did.
+type Deployed struct {
+	Release *director.Plan
+	Kubo    *director.Plan
+}
+
+// New builds the deployment from the manifest and creates the network; nothing is deployed yet.
+func New(cfg Config) (*Cluster, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := network.SweepLeftovers(); err != nil {
+		return nil, err
+	}
+	if err := vm.SweepLeftovers(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, masters: map[int]*master.Member{}, workers: map[int]*worker.Worker{},
+		agents: map[string]*agent.Agent{}, ids: map[string]string{}, applied: map[string]director.Rendered{}, Prober: pods.NewProber(20 * time.Millisecond),
+		pods:   map[string][]*cni.Pod{},
+		nextIP: map[string]netip.Addr{"master": netip.MustParseAddr("192.0.2.10"), "worker": netip.MustParseAddr("192.0.2.100")}}
+	var err error
+	if c.packages, err = cfg.packages(); err != nil {
+		return nil, err
+	}
+	if err := c.loadDeployments(); err != nil {
+		return nil, err
+	}
+	if c.podnet, err = cni.Build(cfg.Repo, cfg.WorkDir); err != nil {
+		return nil, err
+	}
+	c.net, err = network.New(network.Prefix(), gateway)
+	return c, err
+}
+
+// check names a real part that is not where the config says, before anything is created.
+func (cfg Config) check() error {
+	wanted := map[string]string{
+		"etcd binary (EtcdBin)":                      filepath.Join(cfg.EtcdBin, "etcd"),
+		"etcdctl binary (EtcdBin)":                   filepath.Join(cfg.EtcdBin, "etcdctl"),
+		"flanneld package (Packages)":                filepath.Join(cfg.Packages, "flannel", "bin", "flanneld"),
+		"launcher package (Packages)":                filepath.Join(cfg.Packages, "flannel-launcher", "bin", "flannel-launcher"),
+		"bosh CLI (Cache, scripts/build-bosh-cli)":   cfg.bosh(),
+		"bpm package (Cache, build-thirdparty)":      filepath.Join(cfg.bpmRelease(), "compiled", "bpm", "bin", "bpm"),
+		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
+		"CNI plugins (Cache, scripts/build-cni)":     filepath.Join(cfg.cniPlugins(), "flannel"),
+		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
+		"kubo-style job (Repo)":                      filepath.Join(cfg.kuboJobs(), "flanneld", "spec"),
+		"CFCR manifest (Fixture)":                    cfg.Fixture,
+	}
+	if cfg.Kubo != nil {
+		wanted["etcd 3.4 (Kubo.EtcdBin)"] = filepath.Join(cfg.Kubo.EtcdBin, "etcd")
+		wanted["flannel v0.12.0 (Kubo.Flanneld)"] = filepath.Join(cfg.Kubo.Flanneld, "flanneld")
+	}
+	for what, path := range wanted {
+		if _, err := os.Stat(path); err != nil {
+			return bosherr.Errorf("No %s at '%s'", what, path)
+		}
+	}
+	return nil
+}
+
+// Destroy stops every process and removes every namespace, mount and cgroup; it is safe to call on a
+// half-built cluster.
+func (c *Cluster) Destroy() error {
+	if c == nil {
+		return nil
+	}
+	c.Prober.Stop() // its sockets hold the pods' namespaces; the sandboxes die with their VMs
+	var errs []error
+	for name, a := range c.agents {
+		a.Halt()
+		if err := a.VM.Destroy(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(c.agents, name)
+	}
+	if c.net != nil {
+		if err := c.net.Destroy(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return bosherr.Errorf("Tearing down: %v", errs)
+	}
+	return nil
+}
+
+// Logf narrates through the configured logger.
+func (c *Cluster) Logf(format string, args ...any) {
+	if c.cfg.Logf != nil {
+		c.cfg.Logf(format, args...)
+	}
+}
+
+// Masters lists the master indexes, ascending.
+func (c *Cluster) Masters() []int { return sortedIndexes(c.masters) }
+
+// Workers lists the workers, by index.
+func (c *Cluster) Workers() []*worker.Worker {
+	var ws []*worker.Worker
+	for _, i := range sortedIndexes(c.workers) {
+		ws = append(ws, c.workers[i])
+	}
+	return ws
+}
+
+// Members lists the masters, by index.
+func (c *Cluster) Members() []*master.Member {
+	var ms []*master.Member
+	for _, i := range c.Masters() {
+		ms = append(ms, c.masters[i])
+	}
+	return ms
+}
+
+// Master is master idx.
+func (c *Cluster) Master(idx int) *master.Member { return c.masters[idx] }
+
+// AnyMaster is the lowest-index master, to run etcdctl on.
+func (c *Cluster) AnyMaster() *master.Member { return c.masters[c.Masters()[0]] }
+
+// Agent is the agent of the instance called name (group/index), nil if there is none.
+func (c *Cluster) Agent(name string) *agent.Agent { return c.agents[name] }
+
+// Leases lists the keys of flannel's subnet leases. A read may fail for a moment while the members elect
+// a leader after a membership change, so it is retried.
+func (c *Cluster) Leases() (string, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := c.AnyMaster().Etcdctl("get", "--prefix", "--keys-only", "/coreos.com/network/subnets/")
+		if err == nil || time.Now().After(deadline) {
+			return out, err
+		}
+		c.Logf("reading leases failed, retrying: %s", err)
+		time.Sleep(time.Second)
+	}
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func sortedIndexes[T any](m map[int]T) []int {
+	var idx []int
+	for i := range m {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	return idx
+}
+
+func parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func instanceName(group string, index int) string { return fmt.Sprintf("%s/%d", group, index) }

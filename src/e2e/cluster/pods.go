@@ -1,0 +1,105 @@
+package cluster
+
+// The pods: made on the workers through CNI as kubelet makes them (package cni), probed among each other.
+
+import (
+	"fmt"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/cni"
+	"github.com/flannel-dns/flannel-dns/src/e2e/pods"
+	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
+)
+
+// PodsPerWorker is how many pods every worker gets, all in the probe.
+const PodsPerWorker = 2
+
+// Runtime is w's container runtime: it makes and deletes pods through the CNI plugins of the VM's
+// /etc/cni/net.d.
+func (c *Cluster) Runtime(w *worker.Worker) *cni.Runtime {
+	return &cni.Runtime{VM: w.VM, Podnet: c.podnet, BinDir: c.cfg.cniPlugins()}
+}
+
+// Pods are the probed pods on w.
+func (c *Cluster) Pods(w *worker.Worker) []*cni.Pod { return c.pods[w.Name] }
+
+// addPods waits for w's flanneld subnet, then makes its pods and adds them to the probe.
+func (c *Cluster) addPods(w *worker.Worker) error {
+	if _, err := c.waitForSubnet(w); err != nil {
+		return err
+	}
+	rt := c.Runtime(w)
+	for i := len(c.pods[w.Name]); i < PodsPerWorker; i++ {
+		pod, err := rt.Add(fmt.Sprintf("%s-pod-%d", w.Name, i))
+		if err != nil {
+			return err
+		}
+		c.pods[w.Name] = append(c.pods[w.Name], pod)
+		if err := c.Prober.Add(&pod.Pod); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forgetPods takes w's pods out of the probe and the cluster, without telling the VM.
+func (c *Cluster) forgetPods(w *worker.Worker) []*cni.Pod {
+	gone := c.pods[w.Name]
+	for _, p := range gone {
+		c.Prober.Remove(p.Address)
+	}
+	delete(c.pods, w.Name)
+	return gone
+}
+
+// RestartPods is kubelet making w's pods again (after a reboot, where their sandboxes died, or after docker
+// restarted): each is deleted through CNI, releasing its address, and made anew.
+func (c *Cluster) RestartPods(w *worker.Worker) error {
+	rt := c.Runtime(w)
+	for _, p := range c.forgetPods(w) {
+		if err := rt.Del(p); err != nil {
+			return err
+		}
+	}
+	return c.addPods(w)
+}
+
+// Witness probes between new pods (made through CNI like the others) on the given workers only, so that
+// loss among untouched workers can be counted while another worker's pods are expected to lose traffic.
+// stop ends the probe and deletes those pods.
+func (c *Cluster) Witness(workers ...*worker.Worker) (prober *pods.Prober, stop func() error, err error) {
+	prober = pods.NewProber(20 * time.Millisecond)
+	type made struct {
+		rt  *cni.Runtime
+		pod *cni.Pod
+	}
+	var witnesses []made
+	stop = func() error {
+		prober.Stop()
+		var errs []error
+		for _, m := range witnesses {
+			if err := m.rt.Del(m.pod); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			return bosherr.Errorf("Deleting the witness pods: %v", errs)
+		}
+		return nil
+	}
+	for _, w := range workers {
+		rt := c.Runtime(w)
+		pod, err := rt.Add(w.Name + "-witness")
+		if err == nil {
+			witnesses = append(witnesses, made{rt, pod})
+			err = prober.Add(&pod.Pod)
+		}
+		if err != nil {
+			_ = stop()
+			return nil, nil, err
+		}
+	}
+	return prober, stop, nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
+)
+
+// failover times, for variant v on worker-0, a new worker's start while the member carrying worker-0's
+// flanneld watch is black-holed (src/e2e/faults does the same for the launcher): from the fault to worker-0
+// routing the new worker's subnet through flannel.1, given up after limit. Then it reconnects the member.
+func failover(c *cluster.Cluster, v variant, limit time.Duration) error {
+	observer := c.Workers()[0]
+	pid, err := startVariant(c, observer, v)
+	if err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second) // flanneld's watch is up
+	carrier, err := c.WatchCarrierOf(observer, pid)
+	if err != nil {
+		return err
+	}
+	newcomer, err := c.PrepareWorker()
+	if err != nil {
+		return err
+	}
+	if err := leasesReadable(c); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := c.BlackHole(carrier); err != nil {
+		return err
+	}
+	f, err := c.TimeStart(newcomer, start, observer, pid, carrier, limit)
+	if err != nil {
+		return err
+	}
+	c.Logf("%s: reconnecting %s", v, carrier.Name)
+	reconnected := time.Now()
+	if err := c.Reconnect(carrier); err != nil {
+		return err
+	}
+	if err := carrier.WaitHealthy(2 * time.Minute); err != nil {
+		return err
+	}
+	fmt.Printf("failover, %s on %s, %s black-holed (watch on it), %s started: routed %s; connections to it gone %s; lease in etcd %s\n",
+		v, observer.Name, carrier.Name, newcomer.Name, seen(f.Routed, limit), seen(f.Dropped, limit), seen(f.Leased, limit))
+	if f.Routed == 0 {
+		fmt.Printf("  after the reconnect: %s\n", routedAfter(observer, newcomer, reconnected, 2*time.Minute))
+	}
+	return nil
+}
+
+// leasesReadable waits out a leader election that the last reconnect may have started (TimeStart lists
+// the leases once, right after the fault, and a member answering "leader changed" then ends the run).
+func leasesReadable(c *cluster.Cluster) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := c.Leases()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		c.Logf("leases not readable yet: %v", err)
+		time.Sleep(time.Second)
+	}
+}
+
+// startVariant restarts w's flanneld as v and returns flanneld's process id.
+func startVariant(c *cluster.Cluster, w *worker.Worker, v variant) (int, error) {
+	if v == launcherVariant {
+		_, err := startLauncher(w)
+		return w.FlanneldPID(), err
+	}
+	_, err := startStatic(c, w)
+	return w.PID(staticProcess), err
+}
+
+// routedAfter waits up to limit for observer to route newcomer's subnet and says how long after since it did.
+func routedAfter(observer, newcomer *worker.Worker, since time.Time, limit time.Duration) string {
+	for !cluster.Routes(observer, cluster.Subnet(newcomer)) {
+		if time.Since(since) > limit {
+			return fmt.Sprintf("still no route after %s", limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Sprintf("routed %.1f s after it", time.Since(since).Seconds())
+}
+
+func seen(d, limit time.Duration) string {
+	if d == 0 {
+		return fmt.Sprintf("not after %s", limit)
+	}
+	return fmt.Sprintf("after %.1f s", d.Seconds())
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
+)
+
+type variant string
+
+const (
+	launcherVariant variant = "flannel-dns (launcher)"
+	staticVariant   variant = "kubo-v0.21 style (static list)"
+	// staticProcess is the name the kubo-style flanneld runs under on a worker.
+	staticProcess = "flanneld-static"
+	launcherLog   = cluster.LauncherLog
+	flanneldBin   = "/var/vcap/packages/flannel/bin/flanneld"
+)
+
+// startup is one start of a worker's job process.
+type startup struct {
+	worker  string
+	variant variant
+	first   bool          // the deploy's start: no lease in etcd yet
+	logExec time.Duration // launcher's log: "starting" to "flanneld started" (launcher only)
+	procExe time.Duration // /proc start times: launcher process to flanneld process (launcher only)
+	bpmExec time.Duration // monit's start program (bpm start) run to flanneld's /proc start (launcher restarts only)
+	bpmStop time.Duration // monit's stop program (bpm stop) of the previous run (launcher restarts only)
+	subnet  time.Duration // /proc start time of the job's process to subnet.env's modification time
+}
+
+// launcherLine matches the launcher's log lines: "[tag] 2026-12-02T16:00:00.123456789Z INFO - message".
+var launcherLine = regexp.MustCompile(`^\[[^\]]*\] (\S+) [A-Z]+ - (.*)$`)
+
+// The launcher formats the local time with a literal Z.
+const launcherTime = "2006-01-02T15:04:05.000000000Z"
+
+// logEvent is the time of the last launcher log line after offset whose message starts with prefix, and
+// the rest of that message.
+func logEvent(path string, offset int64, prefix string) (time.Time, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}, "", bosherr.WrapErrorf(err, "Reading the launcher's log")
+	}
+	if offset > int64(len(data)) {
+		offset = 0
+	}
+	lines := strings.Split(string(data[offset:]), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		m := launcherLine.FindStringSubmatch(lines[i])
+		if m == nil || !strings.HasPrefix(m[2], prefix) {
+			continue
+		}
+		at, err := time.ParseInLocation(launcherTime, m[1], time.Local)
+		if err != nil {
+			return time.Time{}, "", bosherr.WrapErrorf(err, "Parsing the time of '%s'", lines[i])
+		}
+		return at, strings.TrimPrefix(m[2], prefix), nil
+	}
+	return time.Time{}, "", bosherr.Errorf("No '%s' in %s after byte %d", prefix, path, offset)
+}
+
+// firstStart measures the launcher's start in the first deploy, from what it left behind.
+func firstStart(w *worker.Worker) (startup, error) {
+	s, err := measureLauncher(w, 0)
+	s.first = true
+	return s, err
+}
+
+// startLauncher stops the flanneld job (monit's stop program: bpm stop), removes subnet.env and starts it
+// again with monit's start program (bpm start), as monit does.
+func startLauncher(w *worker.Worker) (startup, error) {
+	stopStatic(w)
+	stopping := time.Now()
+	if err := w.Agent.StopProcess(worker.Process); err != nil {
+		return startup{}, err
+	}
+	stopped := time.Since(stopping)
+	if err := os.Remove(w.Path(cluster.SubnetFile)); err != nil && !os.IsNotExist(err) {
+		return startup{}, bosherr.WrapErrorf(err, "Removing subnet.env on %s", w.Name)
+	}
+	offset := fileSize(w.Path(launcherLog))
+	starting := time.Now()
+	if err := w.Agent.StartProcess(worker.Process); err != nil {
+		return startup{}, err
+	}
+	if err := waitForSubnet(w); err != nil {
+		return startup{}, err
+	}
+	s, err := measureLauncher(w, offset)
+	if err != nil {
+		return s, err
+	}
+	flanneldStart, err := processStart(w.FlanneldPID())
+	s.bpmExec, s.bpmStop = flanneldStart.Sub(starting), stopped
+	return s, err
+}
+
+// stopStatic stops a flanneld that startStatic started, if one runs.
+func stopStatic(w *worker.Worker) { w.Stop(staticProcess, 10*time.Second) }
+
+func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
+	s := startup{worker: w.Name, variant: launcherVariant}
+	path := w.Path(launcherLog)
+	starting, _, err := logEvent(path, offset, "starting:")
+	if err != nil {
+		return s, err
+	}
+	exec, _, err := logEvent(path, offset, "flanneld started:")
+	if err != nil {
+		return s, err
+	}
+	s.logExec = exec.Sub(starting)
+	launcher, flanneld := w.LauncherPID(), w.FlanneldPID()
+	launcherStart, err := processStart(launcher)
+	if err != nil {
+		return s, err
+	}
+	flanneldStart, err := processStart(flanneld)
+	if err != nil {
+		return s, err
+	}
+	s.procExe = flanneldStart.Sub(launcherStart)
+	s.subnet, err = subnetWritten(w, launcherStart)
+	return s, err
+}
+
+// startStatic stops the flanneld job and starts flanneld directly, as root without bpm, with the members'
+// addresses, as kubo-release v0.21's control script does, and the same other flags as the launcher gave it.
+func startStatic(c *cluster.Cluster, w *worker.Worker) (startup, error) {
+	s := startup{worker: w.Name, variant: staticVariant}
+	args, err := staticArgs(c, w)
+	if err != nil {
+		return s, err
+	}
+	if w.Agent.PID(worker.Process) != 0 {
+		if err := w.Agent.StopProcess(worker.Process); err != nil {
+			return s, err
+		}
+	}
+	stopStatic(w)
+	if err := os.Remove(w.Path(cluster.SubnetFile)); err != nil && !os.IsNotExist(err) {
+		return s, bosherr.WrapErrorf(err, "Removing subnet.env on %s", w.Name)
+	}
+	if err := w.VM.Start(staticProcess, nil, append([]string{flanneldBin}, args...)...); err != nil {
+		return s, err
+	}
+	if err := waitForSubnet(w); err != nil {
+		return s, err
+	}
+	start, err := processStart(w.PID(staticProcess))
+	if err != nil {
+		return s, err
+	}
+	s.subnet, err = subnetWritten(w, start)
+	return s, err
+}
+
+// staticArgs are the arguments the launcher last gave flanneld on w, with -etcd-endpoints replaced by the
+// URLs of every address that the etcd alias has now (the link's instances' addresses, in kubo's terms).
+func staticArgs(c *cluster.Cluster, w *worker.Worker) ([]string, error) {
+	_, started, err := logEvent(w.Path(launcherLog), 0, "flanneld started:")
+	if err != nil {
+		return nil, err
+	}
+	_, quoted, found := strings.Cut(started, "args='")
+	if !found {
+		return nil, bosherr.Errorf("No args in the launcher's line 'flanneld started:%s'", started)
+	}
+	out, err := w.Run("getent", "ahostsv4", "etcd."+cluster.Domain)
+	if err != nil {
+		return nil, err
+	}
+	var urls []string
+	for _, line := range strings.Split(out, "\n") {
+		if fields := strings.Fields(line); len(fields) > 0 {
+			url := "https://" + fields[0] + ":2379"
+			if !slices.Contains(urls, url) {
+				urls = append(urls, url)
+			}
+		}
+	}
+	if len(urls) != len(c.Masters()) {
+		return nil, bosherr.Errorf("etcd.%s resolves to %v on %s, expected %d masters", cluster.Domain, urls, w.Name, len(c.Masters()))
+	}
+	var args []string
+	for _, arg := range strings.Fields(strings.TrimSuffix(quoted, "'")) {
+		if strings.HasPrefix(arg, "-etcd-endpoints=") || strings.HasPrefix(arg, "--etcd-endpoints=") {
+			arg = "-etcd-endpoints=" + strings.Join(urls, ",")
+		}
+		args = append(args, arg)
+	}
+	return args, nil
+}
+
+func waitForSubnet(w *worker.Worker) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(w.Path(cluster.SubnetFile)); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return bosherr.Errorf("No subnet.env on %s after 2 minutes", w.Name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// subnetWritten is how long after start flanneld wrote subnet.env.
+func subnetWritten(w *worker.Worker, start time.Time) (time.Duration, error) {
+	info, err := os.Stat(w.Path(cluster.SubnetFile))
+	if err != nil {
+		return 0, bosherr.WrapErrorf(err, "Reading subnet.env on %s", w.Name)
+	}
+	return info.ModTime().Sub(start), nil
+}
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
+
+func printStartups(launcher, static []startup) {
+	fmt.Println("\n==> start-up (each sample; restarts find their lease in etcd, the first start does not)")
+	fmt.Printf("%-10s %-32s %-7s %14s %14s %16s\n", "WORKER", "VARIANT", "START", "LOG->EXEC ms", "PROC->EXEC ms", "PROC->SUBNET ms")
+	for _, s := range append(slices.Clone(launcher), static...) {
+		kind := "restart"
+		if s.first {
+			kind = "first"
+		}
+		logExec, procExe := "-", "-"
+		if s.variant == launcherVariant {
+			logExec, procExe = msString(s.logExec), msString(s.procExe)
+		}
+		fmt.Printf("%-10s %-32s %-7s %14s %14s %16s\n", s.worker, s.variant, kind, logExec, procExe, msString(s.subnet))
+	}
+	restarts := func(list []startup, f func(startup) time.Duration) string {
+		var ds []time.Duration
+		for _, s := range list {
+			if !s.first {
+				ds = append(ds, f(s))
+			}
+		}
+		return summary(ds)
+	}
+	fmt.Println("\nrestarts, median (min to max):")
+	fmt.Printf("  launcher: log start to flanneld exec %s; /proc start to flanneld start %s; /proc start to subnet.env %s\n",
+		restarts(launcher, func(s startup) time.Duration { return s.logExec }),
+		restarts(launcher, func(s startup) time.Duration { return s.procExe }),
+		restarts(launcher, func(s startup) time.Duration { return s.subnet }))
+	fmt.Printf("  launcher under bpm: bpm start to flanneld start %s; bpm stop %s\n",
+		restarts(launcher, func(s startup) time.Duration { return s.bpmExec }),
+		restarts(launcher, func(s startup) time.Duration { return s.bpmStop }))
+	fmt.Printf("  static:   /proc start to subnet.env %s\n", restarts(static, func(s startup) time.Duration { return s.subnet }))
+}
+
+func summary(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	slices.Sort(ds)
+	return fmt.Sprintf("%s ms (%s to %s)", msString(ds[len(ds)/2]), msString(ds[0]), msString(ds[len(ds)-1]))
+}
+
+func msString(d time.Duration) string { return fmt.Sprintf("%.0f", d.Seconds()*1000) }

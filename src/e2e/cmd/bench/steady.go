@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
+)
+
+// startedTotal matches grpc_server_started_total{grpc_method="Range",grpc_service="etcdserverpb.KV",...} 12
+var startedTotal = regexp.MustCompile(`^grpc_server_started_total\{(.*)\} (\S+)$`)
+
+var label = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// counts is grpc_server_started_total of every member, by "service/method".
+type counts map[string]float64
+
+// steadyState runs variant on every worker, waits, then counts the etcd requests that every member
+// started to serve during opts.steady, and reads the processes' memory at the end.
+func steadyState(c *cluster.Cluster, v variant, opts options) error {
+	fmt.Printf("\n==> steady state, %s, on every worker\n", v)
+	for _, w := range c.Workers() {
+		var err error
+		if v == launcherVariant {
+			_, err = startLauncher(w)
+		} else {
+			_, err = startStatic(c, w)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	time.Sleep(opts.settle)
+	before, err := requests(c)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	c.Logf("window opened; counting etcd requests for %s (load average %s)", opts.steady, loadAverage())
+	time.Sleep(opts.steady)
+	after, err := requests(c)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("etcd requests started in %s, all members (load average at the end %s):\n", time.Since(start).Round(time.Second), loadAverage())
+	printDelta(before, after)
+	fmt.Printf("  (the counters stood at %.0f requests in all when the window opened: they do count)\n", before.total())
+	for _, w := range c.Workers() {
+		if err := printMemory(w, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requests reads grpc_server_started_total from every member's /metrics (client port, client certificate).
+func requests(c *cluster.Cluster) (counts, error) {
+	total := counts{}
+	for _, idx := range c.Masters() {
+		host := fmt.Sprintf("master-%d.etcd.%s", idx, cluster.Domain)
+		text, err := metrics(c.AnyMaster(), host)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(text, "\n") {
+			match := startedTotal.FindStringSubmatch(line)
+			if match == nil {
+				continue
+			}
+			labels := map[string]string{}
+			for _, l := range label.FindAllStringSubmatch(match[1], -1) {
+				labels[l[1]] = l[2]
+			}
+			value, err := strconv.ParseFloat(match[2], 64)
+			if err != nil {
+				return nil, bosherr.WrapErrorf(err, "Parsing '%s' from %s", line, host)
+			}
+			total[labels["grpc_service"]+"/"+labels["grpc_method"]] += value
+		}
+	}
+	return total, nil
+}
+
+func (c counts) total() float64 {
+	sum := 0.0
+	for _, n := range c {
+		sum += n
+	}
+	return sum
+}
+
+func printDelta(before, after counts) {
+	var methods []string
+	sum := 0.0
+	for method, n := range after {
+		if d := n - before[method]; d > 0 {
+			methods = append(methods, method)
+			sum += d
+		}
+	}
+	sort.Strings(methods)
+	for _, method := range methods {
+		fmt.Printf("  %-40s %6.0f\n", method, after[method]-before[method])
+	}
+	fmt.Printf("  %-40s %6.0f\n", "total", sum)
+}
+
+func printMemory(w *worker.Worker, v variant) error {
+	pids := []int{w.PID(staticProcess)}
+	if v == launcherVariant {
+		pids = []int{w.LauncherPID(), w.FlanneldPID()}
+	}
+	for _, pid := range pids {
+		m, err := readMemory(pid)
+		if err != nil {
+			return err
+		}
+		conns, err := etcdConnections(pid)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %s %-16s pid %-7d VmRSS %6.1f MiB (RssAnon %5.1f, RssFile %5.1f), VmHWM %6.1f MiB; connections to etcd: %d\n",
+			w.Name, m.command, pid, mib(m.rss), mib(m.anon), mib(m.file), mib(m.peak), conns)
+	}
+	return nil
+}
+
+func mib(kib int) float64 { return float64(kib) / 1024 }

@@ -1,0 +1,68 @@
+package director_test
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
+	"github.com/flannel-dns/flannel-dns/src/e2e/director"
+)
+
+// listing renders two jobs: "static", the same bytes for any instance, and "listing", whose only file lists
+// the masters it is told about, like a template that iterates a link.
+type listing struct{ masters []string }
+
+func (l *listing) Render(inst director.Instance) ([]agent.Job, error) {
+	return []agent.Job{
+		{Name: "static", Files: map[string][]byte{"config": []byte("same")}},
+		{Name: "listing", Files: map[string][]byte{"config": []byte(fmt.Sprint(l.masters))}},
+	}, nil
+}
+
+var _ = Describe("Deploy", func() {
+	var r *listing
+	instances := func(ids ...string) []director.Instance {
+		var list []director.Instance
+		for i, id := range ids {
+			list = append(list, director.Instance{Group: "worker", Index: i, ID: id})
+		}
+		return list
+	}
+
+	BeforeEach(func() { r = &listing{masters: []string{"a", "b"}} })
+
+	It("creates every instance on the first deploy", func() {
+		plan, err := director.Deploy(r, instances("x", "y"), nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plan.Created).To(Equal([]string{"worker/0", "worker/1"}))
+		Expect(plan.Updated).To(BeEmpty())
+	})
+
+	It("leaves alone an instance whose rendered jobs are byte-identical", func() {
+		first, _ := director.Deploy(r, instances("x", "y"), nil)
+		plan, err := director.Deploy(r, instances("x", "y"), first)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plan.Updated).To(BeEmpty())
+		Expect(plan.Created).To(BeEmpty())
+	})
+
+	It("updates every instance whose rendered output changed", func() {
+		first, _ := director.Deploy(r, instances("x", "y"), nil)
+		r.masters = append(r.masters, "c")
+		plan, err := director.Deploy(r, instances("x", "y"), first)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plan.Updated).To(Equal([]string{"worker/0", "worker/1"}))
+		Expect(plan.IsUpdated("worker/1")).To(BeTrue())
+	})
+
+	It("tells a replaced instance (same name, new ID) as deleted and created", func() {
+		first, _ := director.Deploy(r, instances("x", "y"), nil)
+		plan, err := director.Deploy(r, instances("x", "z"), first)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plan.Deleted).To(Equal([]string{"worker/1"}))
+		Expect(plan.Created).To(Equal([]string{"worker/1"}))
+		Expect(plan.Updated).To(BeEmpty())
+	})
+})

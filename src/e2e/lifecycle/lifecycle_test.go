@@ -1,0 +1,137 @@
+package lifecycle_test
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/src/e2e/clustertest"
+	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
+)
+
+// recoverBound proves recovery without being a timing test.
+const recoverBound = 60 * time.Second
+
+var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
+	var c *cluster.Cluster
+
+	BeforeAll(func() { c = clustertest.Deploy(1, 3) })
+	AfterEach(func() { clustertest.PrintLogsOnFailure(c) })
+
+	It("gives a rebooted worker its subnet back without a new lease", func() {
+		before := clustertest.Snapshot(c)
+		rebooted := c.Workers()[1]
+		untouched := othersThan(c, rebooted)
+		witness := clustertest.StartWitness(c, untouched)
+		leases := clustertest.LeaseCount(c)
+		oldPID := before[rebooted.Name].PID
+
+		start := time.Now()
+		Expect(c.RebootWorker(rebooted)).To(Succeed())
+		subnetBack := time.Since(start)
+		Expect(cluster.Subnet(rebooted)).To(Equal(before[rebooted.Name].Subnet))
+		Expect(rebooted.FlanneldPID()).NotTo(Or(BeZero(), Equal(oldPID)), "flanneld was not started again")
+		expectPodsIn(c, rebooted)
+
+		// Every pod, the rebooted worker's included, answers again: a second of probes with no loss.
+		Eventually(func() bool {
+			now := time.Now()
+			sent, lost := c.Prober.Loss(now.Add(-2*time.Second), now.Add(-time.Second))
+			return sent > 0 && lost == 0
+		}).WithTimeout(recoverBound).WithPolling(250 * time.Millisecond).Should(BeTrue())
+		trafficBack := time.Since(start) - time.Second
+		clustertest.Figure(fmt.Sprintf("reboot: subnet back and pods made again after %.1f s, pod traffic after %.1f s", subnetBack.Seconds(), trafficBack.Seconds()))
+
+		Expect(clustertest.LeaseCount(c)).To(Equal(leases), "the reboot took a new lease")
+		Expect(cluster.Routes(c.Workers()[0], before[rebooted.Name].Subnet)).To(BeTrue(),
+			"worker-0 no longer routes the rebooted worker's subnet")
+		clustertest.ExpectNoLoss(witness, start)
+		delete(before, rebooted.Name)
+		clustertest.ExpectKept(c, before)
+	})
+
+	It("gives a recreated worker (new VM, empty disk, full lifecycle) its subnet back, routed by the others", func() {
+		before := clustertest.Snapshot(c)
+		old := c.Workers()[2]
+		untouched := othersThan(c, old)
+		witness := clustertest.StartWitness(c, untouched)
+		oldDisk := old.Root
+
+		start := time.Now()
+		recreated, err := c.RecreateWorker(old)
+		Expect(err).NotTo(HaveOccurred())
+		took := time.Since(start)
+		Expect(recreated.Root).NotTo(Equal(oldDisk))
+		_, err = os.Stat(oldDisk)
+		Expect(os.IsNotExist(err)).To(BeTrue(), "the old VM's disk is still there")
+		Expect(cluster.Subnet(recreated)).To(Equal(before[old.Name].Subnet), "the lease of its address was not reused")
+		expectPodsIn(c, recreated)
+		for _, w := range untouched {
+			Eventually(func() bool { return cluster.Routes(w, cluster.Subnet(recreated)) }).WithTimeout(recoverBound).
+				Should(BeTrue(), "%s does not route the recreated worker's subnet", w.Name)
+		}
+		Eventually(func() bool {
+			now := time.Now()
+			sent, lost := c.Prober.Loss(now.Add(-2*time.Second), now.Add(-time.Second))
+			return sent > 0 && lost == 0
+		}).WithTimeout(recoverBound).WithPolling(250*time.Millisecond).Should(BeTrue(), "the pods do not reach each other again")
+		clustertest.Figure(fmt.Sprintf("recreate: deployed in %.1f s, pod traffic back after %.1f s", took.Seconds(), time.Since(start).Seconds()-1))
+		clustertest.ExpectNoLoss(witness, start)
+		delete(before, old.Name)
+		clustertest.ExpectKept(c, before)
+	})
+
+	It("stops a deploy with a broken etcd CA at the canary's post-start, with the launcher's reason, and touches no other worker", func() {
+		before := clustertest.Snapshot(c)
+		launchers := map[string]int{}
+		for _, w := range c.Workers() {
+			launchers[w.Name] = w.LauncherPID()
+		}
+
+		_, err := c.DeployWithOps("testdata/broken-etcd-ca.yml")
+		var roll *cluster.RollError
+		Expect(errors.As(err, &roll)).To(BeTrue(), "the deploy did not stop at an instance: %v", err)
+		clustertest.Figure("deploy with a broken CA: " + err.Error())
+		Expect(roll.Instance).To(Equal("worker/0"))
+		Expect(roll.Canary).To(BeTrue())
+		Expect(err.Error()).To(ContainSubstring("post-start of job 'flanneld'"))
+		Expect(err.Error()).To(ContainSubstring("etcd.ca_file"), "post-start does not give the launcher's reason")
+		for _, w := range c.Workers()[1:] {
+			Expect(w.LauncherPID()).To(Equal(launchers[w.Name]), "%s was touched", w.Name)
+			Expect(w.FlanneldPID()).To(Equal(before[w.Name].PID), "%s was touched", w.Name)
+		}
+
+		_, err = c.DeployWithOps()
+		Expect(err).NotTo(HaveOccurred(), "the fixed manifest did not deploy")
+		for _, w := range c.Workers()[1:] {
+			Expect(w.FlanneldPID()).To(Equal(before[w.Name].PID), "%s was updated by the fix although it never ran the broken CA", w.Name)
+		}
+		Expect(cluster.Subnet(c.Workers()[0])).To(Equal(before[c.Workers()[0].Name].Subnet))
+	})
+})
+
+// othersThan lists the workers but w.
+func othersThan(c *cluster.Cluster, w *worker.Worker) []*worker.Worker {
+	var others []*worker.Worker
+	for _, o := range c.Workers() {
+		if o != w {
+			others = append(others, o)
+		}
+	}
+	return others
+}
+
+// expectPodsIn checks that w has its pods again, made through CNI in its subnet.
+func expectPodsIn(c *cluster.Cluster, w *worker.Worker) {
+	subnet := netip.MustParsePrefix(cluster.Subnet(w))
+	Expect(c.Pods(w)).To(HaveLen(cluster.PodsPerWorker), "%s's pods were not made again", w.Name)
+	for _, p := range c.Pods(w) {
+		Expect(subnet.Masked().Contains(p.Address)).To(BeTrue(), "%s's %s is outside %s", p.Name, p.Address, subnet)
+	}
+}

@@ -1,0 +1,184 @@
+// Package etcdv2 runs Debian's etcd 3.4 (scripts/unpack-etcd-3.4) as a child process for tests, as cfcr-etcd
+// runs it for kubo's flanneld: one member on a loopback address, the v2 API on (--enable-v2=true) beside v3,
+// client TLS with mandatory client certificates. Put writes v2 keys as kubo's flanneld does.
+//
+//	member, err := etcdv2.Start(ca, []string{"etcd.test.internal"})
+//	defer member.Close()
+//	err = member.Put("/coreos.com/network/subnets/198.18.7.0-24", `{"PublicIP":"192.0.2.7"}`, 3600)
+package etcdv2
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
+)
+
+// Binary is where scripts/unpack-etcd-3.4 puts etcd 3.4: ${FLANNEL_DNS_CACHE:-/var/cache/flannel-dns}/etcd-3.4/etcd.
+func Binary() string {
+	cache := os.Getenv("FLANNEL_DNS_CACHE")
+	if cache == "" {
+		cache = "/var/cache/flannel-dns"
+	}
+	return filepath.Join(cache, "etcd-3.4", "etcd")
+}
+
+// Member is a running etcd 3.4.
+type Member struct {
+	IP     net.IP
+	Port   int
+	URL    string       // https://<ip>:<port>
+	Client *http.Client // mutual TLS, for the v2 API
+	dir    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Start runs etcd 3.4 with a server certificate from ca for its address and dnsNames, trusting ca for
+// clients, and returns once it answers.
+func Start(ca *pki.CA, dnsNames []string) (*Member, error) {
+	if _, err := os.Stat(Binary()); err != nil {
+		return nil, bosherr.WrapErrorf(err, "No etcd 3.4 at %s (scripts/unpack-etcd-3.4 puts it there)", Binary())
+	}
+	ips := loopback.IPs(1)
+	port, err := loopback.FreePort(ips)
+	if err != nil {
+		return nil, err
+	}
+	peerPort, err := loopback.FreePort(ips)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "etcdv2-")
+	if err != nil {
+		return nil, bosherr.WrapError(err, "Creating the data directory")
+	}
+	m := &Member{IP: ips[0], Port: port, URL: "https://" + net.JoinHostPort(ips[0].String(), strconv.Itoa(port)), dir: dir,
+		exited: make(chan struct{})}
+	if err := m.start(ca, dnsNames, peerPort); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Member) start(ca *pki.CA, dnsNames []string, peerPort int) error {
+	server, err := ca.Issue(pki.Server("etcd34", dnsNames, []net.IP{m.IP}))
+	if err != nil {
+		return err
+	}
+	if m.Client, err = client(ca); err != nil {
+		return err
+	}
+	peer := "http://" + net.JoinHostPort(m.IP.String(), strconv.Itoa(peerPort))
+	m.cmd = exec.Command(Binary(), "--name=member", "--data-dir="+filepath.Join(m.dir, "data"),
+		"--listen-client-urls="+m.URL, "--advertise-client-urls="+m.URL,
+		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer, "--initial-cluster=member="+peer,
+		"--client-cert-auth", "--trusted-ca-file="+ca.CertFile, "--cert-file="+server.CertFile, "--key-file="+server.KeyFile,
+		"--enable-v2=true", "--logger=zap", "--log-outputs="+filepath.Join(m.dir, "etcd.log"))
+	if err := m.cmd.Start(); err != nil {
+		return bosherr.WrapErrorf(err, "Starting %s", Binary())
+	}
+	go func() { _ = m.cmd.Wait(); close(m.exited) }()
+	return m.waitReady(time.Minute)
+}
+
+func client(ca *pki.CA) (*http.Client, error) {
+	pair, err := ca.Issue(pki.Client("etcdv2-test"))
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(pair.CertFile, pair.KeyFile)
+	if err != nil {
+		return nil, bosherr.WrapError(err, "Loading the test client's certificate")
+	}
+	caPEM, err := os.ReadFile(ca.CertFile)
+	if err != nil {
+		return nil, bosherr.WrapError(err, "Reading the CA")
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	tlsConfig := &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}, Timeout: 10 * time.Second}, nil
+}
+
+func (m *Member) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := m.Client.Get(m.URL + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-m.exited:
+			return bosherr.Errorf("etcd 3.4 exited at start; see %s", filepath.Join(m.dir, "etcd.log"))
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return bosherr.Errorf("etcd 3.4 at %s not healthy after %s: %v", m.URL, timeout, err)
+		}
+	}
+}
+
+// Put sets a v2 key (ttl 0: none), as kubo's flanneld and etcdctl's v2 `set` do.
+func (m *Member) Put(key, value string, ttl int) error {
+	form := url.Values{"value": {value}}
+	if ttl > 0 {
+		form.Set("ttl", strconv.Itoa(ttl))
+	}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, m.URL+"/v2/keys"+key, strings.NewReader(form.Encode()))
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Putting '%s'", key)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := m.Client.Do(req)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Putting '%s'", key)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return bosherr.Errorf("Putting '%s': %d %s", key, resp.StatusCode, body)
+	}
+	return nil
+}
+
+// V2Index is the v2 store's index (X-Etcd-Index), which every v2 write raises: unchanged means nothing was written.
+func (m *Member) V2Index() (int, error) {
+	resp, err := m.Client.Get(m.URL + "/v2/keys/")
+	if err != nil {
+		return 0, bosherr.WrapError(err, "Reading the v2 index")
+	}
+	resp.Body.Close()
+	return strconv.Atoi(resp.Header.Get("X-Etcd-Index"))
+}
+
+// Close stops etcd (by its PID) and removes its data.
+func (m *Member) Close() {
+	if m.cmd != nil && m.cmd.Process != nil {
+		_ = m.cmd.Process.Kill()
+		<-m.exited
+	}
+	_ = os.RemoveAll(m.dir)
+}
+
+// String names the member in failure messages.
+func (m *Member) String() string { return fmt.Sprintf("etcd 3.4 at %s", m.URL) }
