@@ -27,6 +27,7 @@ type etcd struct {
 	members []*member
 	dir     string
 	token   string
+	cpu     int // the CPU every member is pinned to; -1: not pinned
 }
 
 type member struct {
@@ -44,7 +45,7 @@ type member struct {
 
 // startEtcd starts size members of the etcd in binDir with client TLS (client certificates required) and
 // returns once every member serves its health endpoint.
-func startEtcd(binDir, dir string, ca *pki.CA, alias string, size int) (*etcd, error) {
+func startEtcd(binDir, dir string, ca *pki.CA, alias string, size, cpu int) (*etcd, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, bosherr.WrapErrorf(err, "Creating %s", dir)
 	}
@@ -53,7 +54,7 @@ func startEtcd(binDir, dir string, ca *pki.CA, alias string, size int) (*etcd, e
 	if err != nil {
 		return nil, err
 	}
-	e := &etcd{bin: filepath.Join(binDir, "etcd"), alias: alias, port: port, dir: dir, token: filepath.Base(dir)}
+	e := &etcd{bin: filepath.Join(binDir, "etcd"), alias: alias, port: port, dir: dir, token: filepath.Base(dir), cpu: cpu}
 	for i, ip := range ips {
 		m := &member{name: fmt.Sprintf("member-%d", i), ip: ip, caFile: ca.CertFile,
 			dataDir: filepath.Join(dir, fmt.Sprintf("member-%d", i)), logFile: filepath.Join(dir, fmt.Sprintf("member-%d.log", i))}
@@ -76,7 +77,7 @@ func startEtcd(binDir, dir string, ca *pki.CA, alias string, size int) (*etcd, e
 		}
 	}
 	for _, m := range e.members {
-		if err := waitHealthy(m); err != nil {
+		if err := e.waitHealthy(m); err != nil {
 			e.stop()
 			return nil, err
 		}
@@ -138,7 +139,8 @@ func (e *etcd) start(m *member, state string) error {
 	return nil
 }
 
-func waitHealthy(m *member) error {
+// waitHealthy waits until m serves, then pins it.
+func (e *etcd) waitHealthy(m *member) error {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		select {
@@ -147,7 +149,10 @@ func waitHealthy(m *member) error {
 		default:
 		}
 		if text, err := scrape(context.Background(), m.metricsURL()+"/health"); err == nil && strings.Contains(text, `"true"`) {
-			return nil
+			if e.cpu < 0 {
+				return nil
+			}
+			return pin(m.cmd.Process.Pid, e.cpu)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -170,7 +175,7 @@ func (e *etcd) restart(i int) error {
 	if err := e.start(e.members[i], "existing"); err != nil {
 		return err
 	}
-	return waitHealthy(e.members[i])
+	return e.waitHealthy(e.members[i])
 }
 
 func (e *etcd) stop() {

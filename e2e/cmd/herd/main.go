@@ -37,6 +37,7 @@ type options struct {
 	traceWindow time.Duration
 	kubo, storm bool
 	keep        bool
+	isolate     bool
 }
 
 func main() {
@@ -73,6 +74,8 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&opts.traceWindow, "trace-window", 25*time.Second, "how long one launcher runs under strace")
 	flag.BoolVar(&opts.kubo, "kubo", true, "measure kubo's way beside each herd")
 	flag.BoolVar(&opts.storm, "storm", true, "measure the reconnect storm for each size, a follower killed, then the leader")
+	flag.BoolVar(&opts.isolate, "isolate", false, "pin etcd to the first CPU and everything else (launchers, etcdctl, watchers, this harness) to the last, "+
+		"as on a cluster where etcd has its masters' CPUs and each launcher its own VM's")
 	flag.BoolVar(&opts.keep, "keep", false, "keep the working directory (logs, configs, etcd data)")
 	flag.Parse()
 	for _, field := range strings.Split(sizes, ",") {
@@ -115,7 +118,14 @@ func setUp(opts options) (*harness, error) {
 	if h.client, err = h.ca.Issue(pki.Client("flanneld")); err != nil {
 		return h, err
 	}
-	if h.etcd, err = startEtcd(opts.etcdBin, filepath.Join(h.dir, "etcd"), h.ca, alias, 3); err != nil {
+	etcdCPU := -1
+	if opts.isolate {
+		etcdCPU = 0
+		if err := pin(os.Getpid(), numCPU()-1); err != nil {
+			return h, err
+		}
+	}
+	if h.etcd, err = startEtcd(opts.etcdBin, filepath.Join(h.dir, "etcd"), h.ca, alias, 3, etcdCPU); err != nil {
 		return h, err
 	}
 	if h.dns, err = dnsserver.Start(); err != nil {
@@ -161,8 +171,8 @@ func (h *harness) tearDown(keep bool) {
 }
 
 func (h *harness) measure(opts options) error {
-	fmt.Printf("==> %s, %s; load average %s; etcd data on %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		machine(), loadAverage(), h.etcd.dir)
+	fmt.Printf("==> %s, %s; load average %s; etcd data on %s; etcd pinned to CPU %d (-1: not pinned)\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), loadAverage(), h.etcd.dir, h.etcd.cpu)
 	trace, err := h.traceLauncher(opts.traceWindow)
 	if err != nil {
 		return err

@@ -145,6 +145,7 @@ type phase struct {
 	leaderPeakCPU   float64 // share of one core, the busiest second
 	membersCPU      time.Duration
 	unary           etcdmetrics.Histogram // grpc_server_handling_seconds of unary calls, all members
+	byMethod        map[string]etcdmetrics.Histogram
 	walFsync        etcdmetrics.Histogram // the leader's
 	backendCommit   etcdmetrics.Histogram // the leader's
 	proposalsFailed float64
@@ -174,6 +175,13 @@ func summarize(readings []reading, leader int) phase {
 		p.backendCommit = memberHistogram(first, last, leader, "etcd_disk_backend_commit_duration_seconds")
 	}
 	p.unary = histogram(first, last, "grpc_server_handling_seconds", etcdmetrics.Unary)
+	p.byMethod = map[string]etcdmetrics.Histogram{}
+	for _, m := range p.requests.Methods() {
+		service, method, _ := strings.Cut(m, "/")
+		p.byMethod[m] = histogram(first, last, "grpc_server_handling_seconds", func(l map[string]string) bool {
+			return etcdmetrics.Unary(l) && l["grpc_service"] == service && l["grpc_method"] == method
+		})
+	}
 	for i := range last.members {
 		if first.members[i].Snapshot != nil && last.members[i].Snapshot != nil {
 			p.proposalsFailed += last.members[i].gauge("etcd_server_proposals_failed_total") - first.members[i].gauge("etcd_server_proposals_failed_total")

@@ -108,6 +108,13 @@ func printPhase(p phase, n int) {
 	fmt.Printf("  etcd over %s: %.0f requests (%.1f per client), peak %.0f/s: %s\n", p.duration.Round(100*time.Millisecond),
 		p.requests.Total(), p.requests.Total()/float64(n), p.peakRate, methods(p.requests))
 	fmt.Printf("  %s; %s; proposals failed %.0f\n", load(p), latency(p), p.proposalsFailed)
+	var slowest []string
+	for _, m := range p.requests.Methods() {
+		if h, ok := p.byMethod[m]; ok && h.Count > 0 {
+			slowest = append(slowest, fmt.Sprintf("%s %s", m[strings.LastIndexByte(m, '/')+1:], seconds(h.Quantile(0.99))))
+		}
+	}
+	fmt.Printf("  unary p99 by method: %s\n", strings.Join(slowest, ", "))
 }
 
 func printTrace(t traced) {
