@@ -95,9 +95,13 @@ func linkByIndex(index int) (netlink.Link, error) {
 }
 
 // LeaseMAC is the VtepMAC of the first vxlan lease in v3 (by key) that names node's public address, with the
-// lease's key; nil when there is none.
+// lease's key; nil when there is none. Like the network config's read, it needs no leader: a start during an
+// election or a quorum loss gets it at once.
 func LeaseMAC(ctx context.Context, kv clientv3.KV, prefix string, node Node) (net.HardwareAddr, string, error) {
-	resp, err := kv.Get(ctx, strings.TrimSuffix(prefix, "/")+"/subnets/", clientv3.WithPrefix())
+	// Serializable: the member asked answers from what it holds. The lease sought was written before this start,
+	// and a herd of launchers (a deployment back after a power cut) would otherwise queue every one of these
+	// reads behind the leader's read index (docs/benchmarks.md, Scale).
+	resp, err := kv.Get(ctx, strings.TrimSuffix(prefix, "/")+"/subnets/", clientv3.WithPrefix(), clientv3.WithSerializable())
 	if err != nil {
 		return nil, "", bosherr.WrapError(err, "Reading the leases")
 	}

@@ -124,21 +124,7 @@ var _ = Describe("LeaseMAC", Ordered, func() {
 		node   = vtep.Node{PublicIP: net.ParseIP("192.0.2.10")}
 	)
 
-	BeforeAll(func() {
-		ca, err := pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
-		Expect(err).NotTo(HaveOccurred())
-		client, err := ca.Issue(pki.Client("flanneld"))
-		Expect(err).NotTo(HaveOccurred())
-		cluster, err := etcdcluster.Start(ca, etcdcluster.Options{Size: 1, Domain: "etcd.test.internal"})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(cluster.Close)
-		tlsConfig, err := members.TLSConfig(config.Etcd{CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}, time.Now())
-		Expect(err).NotTo(HaveOccurred())
-		endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
-		kv, err = clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(kv.Close)
-	})
+	BeforeAll(func() { kv, _ = clusterOf(1) })
 
 	put := func(subnet, value string) {
 		_, err := kv.Put(context.Background(), prefix+"/subnets/"+subnet, value)
@@ -175,3 +161,61 @@ var _ = Describe("LeaseMAC", Ordered, func() {
 		Expect(err).To(MatchError(ContainSubstring("The lease at '%s/subnets/198.18.4.0-24' names no VtepMAC", prefix)))
 	})
 })
+
+// A recreated VM starts while its cluster has no leader (an election) or no quorum (members down): the member it
+// asks answers the lease read from what it holds, as it answers the network config's.
+var _ = Describe("LeaseMAC with the quorum lost", Ordered, func() {
+	var (
+		kv     *clientv3.Client
+		prefix = "/vtep-quorum/network"
+		node   = vtep.Node{PublicIP: net.ParseIP("192.0.2.10")}
+	)
+
+	BeforeAll(func() {
+		var three *etcdcluster.Cluster
+		kv, three = clusterOf(3)
+		_, err := kv.Put(context.Background(), prefix+"/subnets/198.18.9.0-24",
+			`{"PublicIP":"192.0.2.10","BackendType":"vxlan","BackendData":{"VtepMAC":"02:00:c0:00:02:0a"}}`)
+		Expect(err).NotTo(HaveOccurred())
+		// member 0 has applied the put before quorum goes: a serializable read there returns it
+		Eventually(func() (int64, error) {
+			resp, err := kv.Get(context.Background(), prefix+"/subnets/", clientv3.WithPrefix(), clientv3.WithSerializable())
+			if err != nil {
+				return 0, err
+			}
+			return resp.Count, nil
+		}).Should(Equal(int64(1)))
+		three.Stop(1)
+		three.Stop(2)
+	})
+
+	It("finds the lease's MAC within the launcher's bound on a pass of etcd requests", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), members.RequestTimeout)
+		defer cancel()
+
+		mac, key, err := vtep.LeaseMAC(ctx, kv, prefix, node)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mac.String()).To(Equal("02:00:c0:00:02:0a"))
+		Expect(key).To(Equal(prefix + "/subnets/198.18.9.0-24"))
+	})
+})
+
+// clusterOf starts a cluster of size members with mutual TLS and returns a client of its first member, the one
+// that stays when a spec stops the others.
+func clusterOf(size int) (*clientv3.Client, *etcdcluster.Cluster) {
+	ca, err := pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
+	Expect(err).NotTo(HaveOccurred())
+	client, err := ca.Issue(pki.Client("flanneld"))
+	Expect(err).NotTo(HaveOccurred())
+	cluster, err := etcdcluster.Start(ca, etcdcluster.Options{Size: size, Domain: "etcd.test.internal"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cluster.Close)
+	tlsConfig, err := members.TLSConfig(config.Etcd{CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}, time.Now())
+	Expect(err).NotTo(HaveOccurred())
+	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+	kv, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(kv.Close)
+	return kv, cluster
+}

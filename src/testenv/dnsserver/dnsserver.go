@@ -47,6 +47,24 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return serve(packetConn, listener)
+}
+
+// StartAt listens on addr (host:port), such as port 53 of a loopback address, which a resolv.conf can name.
+func StartAt(addr string) (*Server, error) {
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Listening on TCP %s", addr)
+	}
+	packetConn, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		listener.Close()
+		return nil, bosherr.WrapErrorf(err, "Listening on UDP %s", addr)
+	}
+	return serve(packetConn, listener)
+}
+
+func serve(packetConn net.PacketConn, listener net.Listener) (*Server, error) {
 	s := &Server{Addr: listener.Addr().String(), names: map[string]record{}, queries: map[string]int{}}
 	s.udp = &dns.Server{PacketConn: packetConn, Handler: dns.HandlerFunc(s.serve)}
 	s.tcp = &dns.Server{Listener: listener, Handler: dns.HandlerFunc(s.serve)}

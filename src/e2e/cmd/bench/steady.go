@@ -2,25 +2,19 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/src/e2e/etcdmetrics"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
-// startedTotal matches grpc_server_started_total{grpc_method="Range",grpc_service="etcdserverpb.KV",...} 12
-var startedTotal = regexp.MustCompile(`^grpc_server_started_total\{(.*)\} (\S+)$`)
-
-var label = regexp.MustCompile(`(\w+)="([^"]*)"`)
-
 // counts is grpc_server_started_total of every member, by "service/method".
-type counts map[string]float64
+type counts = etcdmetrics.Counts
 
 // steadyState runs variant on every worker, waits, then counts the etcd requests that every member
 // started to serve during opts.steady, and reads the processes' memory at the end.
@@ -51,7 +45,7 @@ func steadyState(c *cluster.Cluster, v variant, opts options) error {
 	}
 	fmt.Printf("etcd requests started in %s, all members (load average at the end %s):\n", time.Since(start).Round(time.Second), loadAverage())
 	printDelta(before, after)
-	fmt.Printf("  (the counters stood at %.0f requests in all when the window opened: they do count)\n", before.total())
+	fmt.Printf("  (the counters stood at %.0f requests in all when the window opened: they do count)\n", before.Total())
 	for _, w := range c.Workers() {
 		if err := printMemory(w, v); err != nil {
 			return err
@@ -69,31 +63,13 @@ func requests(c *cluster.Cluster) (counts, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, line := range strings.Split(text, "\n") {
-			match := startedTotal.FindStringSubmatch(line)
-			if match == nil {
-				continue
-			}
-			labels := map[string]string{}
-			for _, l := range label.FindAllStringSubmatch(match[1], -1) {
-				labels[l[1]] = l[2]
-			}
-			value, err := strconv.ParseFloat(match[2], 64)
-			if err != nil {
-				return nil, bosherr.WrapErrorf(err, "Parsing '%s' from %s", line, host)
-			}
-			total[labels["grpc_service"]+"/"+labels["grpc_method"]] += value
+		snap, err := etcdmetrics.Parse(strings.NewReader(text))
+		if err != nil {
+			return nil, bosherr.WrapErrorf(err, "Reading the metrics of %s", host)
 		}
+		total = total.Plus(snap.Started())
 	}
 	return total, nil
-}
-
-func (c counts) total() float64 {
-	sum := 0.0
-	for _, n := range c {
-		sum += n
-	}
-	return sum
 }
 
 func printDelta(before, after counts) {
