@@ -16,6 +16,12 @@ func (l Launcher) keepVTEP(ctx context.Context, kv clientv3.KV) {
 	if l.Config.Network.BackendType != "vxlan" {
 		return
 	}
+	if missing, err := vtep.Missing(l.Config.Network); !missing {
+		if err != nil {
+			l.Logger.Warn(logTag, "Not keeping this node's VXLAN MAC: %s", err)
+		}
+		return
+	}
 	node, err := vtep.Local(l.Config.Flanneld)
 	if err != nil {
 		l.Logger.Warn(logTag, "Not looking for this node's VXLAN MAC: %s", err)

@@ -6,6 +6,7 @@
 // names a VtepMAC, the launcher creates the device with that MAC and the attributes flanneld gives it; flanneld finds
 // it compatible and keeps it.
 //
+//	missing, err := vtep.Missing(cfg.Network)                     // nothing to do when flannel.<VNI> exists
 //	node, err := vtep.Local(cfg.Flanneld)                         // the interface and addresses flanneld uses
 //	mac, key, err := vtep.LeaseMAC(ctx, kv, cfg.Etcd.Prefix, node) // from this node's lease in v3, nil if none
 //	created, err := vtep.Ensure(node, cfg.Network, mac)            // creates flannel.<VNI> if it is missing
@@ -135,16 +136,28 @@ func vni(network config.Network) int {
 	return network.VNI
 }
 
+// Missing tells whether flanneld's vxlan device does not exist, so that a VM that kept it (a job restart, an
+// update) reads no lease.
+func Missing(network config.Network) (bool, error) {
+	name := Name(network)
+	_, err := netlink.LinkByName(name)
+	if _, notFound := err.(netlink.LinkNotFoundError); notFound {
+		return true, nil
+	}
+	if err != nil {
+		return false, bosherr.WrapErrorf(err, "Looking for '%s'", name)
+	}
+	return false, nil
+}
+
 // Ensure creates flanneld's vxlan device with mac when it does not exist, as flanneld would create it (VNI, UDP
 // port, source address and device, no learning, MTU 50 below the interface's), and leaves it down: flanneld
 // configures and raises it. An existing device is left alone, whatever its MAC. It tells whether it created one.
 func Ensure(node Node, network config.Network, mac net.HardwareAddr) (bool, error) {
-	name := Name(network)
-	if _, err := netlink.LinkByName(name); err == nil {
-		return false, nil
-	} else if _, notFound := err.(netlink.LinkNotFoundError); !notFound {
-		return false, bosherr.WrapErrorf(err, "Looking for '%s'", name)
+	if missing, err := Missing(network); !missing {
+		return false, err
 	}
+	name := Name(network)
 	device := &netlink.Vxlan{
 		LinkAttrs:    netlink.LinkAttrs{Name: name, HardwareAddr: mac, MTU: node.Link.Attrs().MTU - 50},
 		VxlanId:      vni(network),

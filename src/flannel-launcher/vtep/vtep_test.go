@@ -117,6 +117,22 @@ var _ = Describe("Ensure", func() {
 	})
 })
 
+var _ = Describe("Missing", func() {
+	var ns string
+	BeforeEach(func() { ns = nodeNamespace() })
+
+	It("is true until flannel.<VNI> exists, and false after", func() {
+		network := vxlan
+		network.VNI = 3
+		inNamespace(ns, func() { Expect(vtep.Missing(network)).To(BeTrue()) })
+		run("ip", "-n", ns, "link", "add", "flannel.3", "type", "vxlan", "id", "3", "dstport", "8472", "dev", "eth0")
+		inNamespace(ns, func() {
+			Expect(vtep.Missing(network)).To(BeFalse())
+			Expect(vtep.Missing(vxlan)).To(BeTrue(), "flannel.1 is another VNI's device")
+		})
+	})
+})
+
 var _ = Describe("LeaseMAC", Ordered, func() {
 	var (
 		kv     *clientv3.Client
