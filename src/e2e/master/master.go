@@ -20,8 +20,8 @@ import (
 )
 
 const (
-	// configDir holds the member's certificates; not under /var/vcap/jobs, which is the agent's.
-	configDir = "/var/vcap/data/etcd/config"
+	// ConfigDir holds the member's certificates (ca.crt, client.crt, client.key, ...); not under /var/vcap/jobs, which is the agent's.
+	ConfigDir = "/var/vcap/data/etcd/config"
 	dataDir   = "/var/vcap/store/etcd"
 	process   = "etcd"
 )
@@ -56,9 +56,9 @@ func (m *Member) PeerURL() string { return "https://" + m.Host() + ":2380" }
 
 // Install writes the member's certificates and links the etcd package at binDir, as BOSH would lay out the job.
 func (m *Member) Install(tls TLS, binDir string) error {
-	dir := m.Path(configDir)
+	dir := m.Path(ConfigDir)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return bosherr.WrapErrorf(err, "Creating %s on %s", configDir, m.Name)
+		return bosherr.WrapErrorf(err, "Creating %s on %s", ConfigDir, m.Name)
 	}
 	files := map[string][]byte{"ca.crt": tls.CA, "server.crt": tls.ServerCert, "server.key": tls.ServerKey,
 		"client-ca.crt": tls.ClientCA, "client.crt": tls.ClientCert, "client.key": tls.ClientKey}
@@ -90,10 +90,10 @@ func (m *Member) Start(cluster []*Member, state string) error {
 		"--initial-cluster=" + strings.Join(initial, ","),
 		"--initial-cluster-state=" + state,
 		"--initial-cluster-token=cfcr-e2e",
-		"--client-cert-auth", "--trusted-ca-file=" + configDir + "/client-ca.crt",
-		"--cert-file=" + configDir + "/server.crt", "--key-file=" + configDir + "/server.key",
-		"--peer-client-cert-auth", "--peer-trusted-ca-file=" + configDir + "/ca.crt",
-		"--peer-cert-file=" + configDir + "/server.crt", "--peer-key-file=" + configDir + "/server.key",
+		"--client-cert-auth", "--trusted-ca-file=" + ConfigDir + "/client-ca.crt",
+		"--cert-file=" + ConfigDir + "/server.crt", "--key-file=" + ConfigDir + "/server.key",
+		"--peer-client-cert-auth", "--peer-trusted-ca-file=" + ConfigDir + "/ca.crt",
+		"--peer-cert-file=" + ConfigDir + "/server.crt", "--peer-key-file=" + ConfigDir + "/server.key",
 	}
 	if m.V2 {
 		args = append(args, "--enable-v2=true")
@@ -163,8 +163,8 @@ func (m *Member) Drain(peer *Member) error {
 // unless args name other endpoints.
 func (m *Member) Etcdctl(args ...string) (string, error) {
 	full := []string{"/var/vcap/packages/etcd/etcdctl", "--endpoints=" + m.ClientURL(),
-		"--cacert=" + configDir + "/ca.crt", "--cert=" + configDir + "/client.crt",
-		"--key=" + configDir + "/client.key", "--command-timeout=5s"}
+		"--cacert=" + ConfigDir + "/ca.crt", "--cert=" + ConfigDir + "/client.crt",
+		"--key=" + ConfigDir + "/client.key", "--command-timeout=5s"}
 	return m.Run(append(full, args...)...)
 }
 

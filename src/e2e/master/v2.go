@@ -6,8 +6,8 @@ import "strings"
 // client certificate.
 func (m *Member) EtcdctlV2(args ...string) (string, error) {
 	full := []string{"env", "ETCDCTL_API=2", "/var/vcap/packages/etcd/etcdctl", "--endpoints=" + m.ClientURL(),
-		"--ca-file=" + configDir + "/ca.crt", "--cert-file=" + configDir + "/client.crt",
-		"--key-file=" + configDir + "/client.key", "--timeout=5s"}
+		"--ca-file=" + ConfigDir + "/ca.crt", "--cert-file=" + ConfigDir + "/client.crt",
+		"--key-file=" + ConfigDir + "/client.key", "--timeout=5s"}
 	return m.Run(append(full, args...)...)
 }
 

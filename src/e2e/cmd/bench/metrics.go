@@ -17,8 +17,6 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/network"
 )
 
-const etcdConfig = "/var/vcap/jobs/etcd/config"
-
 // metrics fetches https://host:2379/metrics from inside from's VM (its namespace and its DNS server),
 // with the etcd job's client certificate, verifying the member's certificate for host.
 func metrics(from *master.Member, host string) (string, error) {
@@ -52,7 +50,7 @@ func metrics(from *master.Member, host string) (string, error) {
 }
 
 func clientTLS(m *master.Member, host string) (*tls.Config, error) {
-	caPEM, err := os.ReadFile(m.Path(etcdConfig + "/ca.crt"))
+	caPEM, err := os.ReadFile(m.Path(master.ConfigDir + "/ca.crt"))
 	if err != nil {
 		return nil, bosherr.WrapErrorf(err, "Reading the etcd CA on %s", m.Name)
 	}
@@ -60,7 +58,7 @@ func clientTLS(m *master.Member, host string) (*tls.Config, error) {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return nil, bosherr.Errorf("No certificate in the etcd CA file on %s", m.Name)
 	}
-	cert, err := tls.LoadX509KeyPair(m.Path(etcdConfig+"/client.crt"), m.Path(etcdConfig+"/client.key"))
+	cert, err := tls.LoadX509KeyPair(m.Path(master.ConfigDir+"/client.crt"), m.Path(master.ConfigDir+"/client.key"))
 	if err != nil {
 		return nil, bosherr.WrapErrorf(err, "Loading the etcd client certificate on %s", m.Name)
 	}

@@ -164,8 +164,9 @@ func startStatic(c *cluster.Cluster, w *worker.Worker) (startup, error) {
 	return s, err
 }
 
-// staticArgs are the arguments the launcher last gave flanneld on w, with -etcd-endpoints replaced by the
-// URLs of every address that the etcd alias has now (the link's instances' addresses, in kubo's terms).
+// staticArgs are the arguments the launcher last gave flanneld on w, with -etcd-endpoints replaced by every
+// member's URL, as kubo-release v0.21's control script renders them from the etcd link: by the member's name
+// (master-N.etcd.cfcr.internal), which its certificate names.
 func staticArgs(c *cluster.Cluster, w *worker.Worker) ([]string, error) {
 	_, started, err := logEvent(w.Path(launcherLog), 0, "flanneld started:")
 	if err != nil {
@@ -175,21 +176,9 @@ func staticArgs(c *cluster.Cluster, w *worker.Worker) ([]string, error) {
 	if !found {
 		return nil, bosherr.Errorf("No args in the launcher's line 'flanneld started:%s'", started)
 	}
-	out, err := w.Run("getent", "ahostsv4", "etcd."+cluster.Domain)
-	if err != nil {
-		return nil, err
-	}
 	var urls []string
-	for _, line := range strings.Split(out, "\n") {
-		if fields := strings.Fields(line); len(fields) > 0 {
-			url := "https://" + fields[0] + ":2379"
-			if !slices.Contains(urls, url) {
-				urls = append(urls, url)
-			}
-		}
-	}
-	if len(urls) != len(c.Masters()) {
-		return nil, bosherr.Errorf("etcd.%s resolves to %v on %s, expected %d masters", cluster.Domain, urls, w.Name, len(c.Masters()))
+	for _, m := range c.Members() {
+		urls = append(urls, m.ClientURL())
 	}
 	var args []string
 	for _, arg := range strings.Fields(strings.TrimSuffix(quoted, "'")) {
