@@ -16,19 +16,9 @@ func (p *Prober) Flows(from, to time.Time) []Flow {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var flows []Flow
-	for f, times := range p.sent {
-		counted := Flow{From: f.from, To: f.to}
-		for seq, t := range times {
-			if t.Before(from) || !t.Before(to) {
-				continue
-			}
-			counted.Sent++
-			if _, echoed := p.acked[f][uint32(seq)]; !echoed {
-				counted.Lost++
-			}
-		}
-		if counted.Sent > 0 {
-			flows = append(flows, counted)
+	for f := range p.sent {
+		if sent, lost, _ := p.count(f, from, to); sent > 0 {
+			flows = append(flows, Flow{From: f.from, To: f.to, Sent: sent, Lost: lost})
 		}
 	}
 	return flows

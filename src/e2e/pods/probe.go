@@ -134,20 +134,26 @@ func (p *Prober) echoed(f flow, seq uint32, at time.Time) {
 func (p *Prober) Between(from, to time.Time, between func(a, b netip.Addr) bool) (sent, lost int, rtts []time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for f, times := range p.sent {
-		if !between(f.from, f.to) {
+	for f := range p.sent {
+		if between(f.from, f.to) {
+			s, l, r := p.count(f, from, to)
+			sent, lost, rtts = sent+s, lost+l, append(rtts, r...)
+		}
+	}
+	return sent, lost, rtts
+}
+
+// count is Between for one flow; p.mu is held.
+func (p *Prober) count(f flow, from, to time.Time) (sent, lost int, rtts []time.Duration) {
+	for seq, t := range p.sent[f] {
+		if t.Before(from) || !t.Before(to) {
 			continue
 		}
-		for seq, t := range times {
-			if t.Before(from) || !t.Before(to) {
-				continue
-			}
-			sent++
-			if rtt, echoed := p.acked[f][uint32(seq)]; echoed {
-				rtts = append(rtts, rtt)
-			} else {
-				lost++
-			}
+		sent++
+		if rtt, echoed := p.acked[f][uint32(seq)]; echoed {
+			rtts = append(rtts, rtt)
+		} else {
+			lost++
 		}
 	}
 	return sent, lost, rtts
