@@ -34,12 +34,12 @@ func (l Launcher) discover(ctx context.Context) (discovery, error) {
 		}
 		var retry *RetryError
 		retryable := errors.As(err, &retry)
-		if retryable {
+		// An attempt the deadline cut short failed on the deadline, not on etcd; the one before says more.
+		if retryable && (last == nil || ctx.Err() == nil) {
 			last = retry
 		}
 		switch {
 		case ctx.Err() != nil && last != nil:
-			// The deadline may cut the next attempt's lookup short; the etcd failure before it says more.
 			return discovery{}, deadlinePassed(last, time.Since(start))
 		case !retryable:
 			return discovery{}, err

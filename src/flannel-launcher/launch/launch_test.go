@@ -196,7 +196,7 @@ var _ = Describe("Launcher.Run", func() {
 	It("retries while the server certificate does not cover the alias, and gives up at the deadline naming it", func() {
 		cfg.Etcd.Alias = "other.test.internal"
 		dnsServer.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
-		cfg.Timing.StartupDeadline = config.Duration(time.Second)
+		cfg.Timing.StartupDeadline = config.Duration(2 * time.Second)
 		status, err := newLauncher(cfg, recordFile, logger, starts).Run(stop)
 
 		Expect(status).To(Equal(1))
@@ -206,6 +206,27 @@ var _ = Describe("Launcher.Run", func() {
 		Expect(logs).To(gbytes.Say("reaching etcd failed, retrying: attempt=1 .*does not cover the alias 'other.test.internal'"))
 		Expect(logs).To(gbytes.Say("reaching etcd failed, retrying: attempt=2 "))
 		Expect(err).To(MatchError(ContainSubstring("does not cover the alias 'other.test.internal'")))
+		Expect(starts.Load()).To(BeZero())
+	})
+
+	It("names the last finished attempt's failure when the deadline cuts the next one short", func() {
+		cfg.Etcd.Alias = "other.test.internal"
+		dnsServer.SetAddresses(cfg.Etcd.Alias, cluster.IPs()...)
+		cfg.Timing.StartupDeadline = config.Duration(2 * time.Second)
+		cfg.Timing.ProbeTimeout = config.Duration(10 * time.Second) // only the deadline cuts the hung attempt
+		silentIP := loopback.IPs(1)[0]
+		silent, err := net.Listen("tcp", net.JoinHostPort(silentIP.String(), strconv.Itoa(cluster.Port)))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(silent.Close)
+		done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
+		Eventually(logs).Should(gbytes.Say("attempt=1 .*does not cover the alias"))
+
+		// The kernel completes the TCP handshake; nobody answers the TLS one, so an attempt hangs to the deadline.
+		dnsServer.SetAddresses(cfg.Etcd.Alias, silentIP)
+		var result runResult
+		Eventually(done, 5*time.Second).Should(Receive(&result))
+		Expect(result.status).To(Equal(1))
+		Expect(result.err).To(MatchError(ContainSubstring("does not cover the alias 'other.test.internal'")))
 		Expect(starts.Load()).To(BeZero())
 	})
 
