@@ -210,6 +210,19 @@ var _ = Describe("Discovering the members through the alias", func() {
 				cluster.Members[0].ClientURL, cluster.Members[2].ClientURL}))
 			AddReportEntry("discovery with a black-holed member", found.took.String())
 		})
+
+		It("blames the caller's deadline, not the probe timeout, when that cuts the handshake short", func() {
+			cfg := launcherConfig()
+			logger, _ := testlog.New()
+			etcd, err := members.New(cfg, resolver, logger)
+			Expect(err).NotTo(HaveOccurred())
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			DeferCleanup(cancel)
+
+			certs, _ := etcd.CheckServerCerts(ctx, []net.IP{cluster.Members[1].IP})
+
+			Expect(certs[0].Err).To(MatchError("TLS handshake cut short: context deadline exceeded"))
+		})
 	})
 
 	Context("when a member's host name does not resolve here", func() {

@@ -85,13 +85,18 @@ func (c *Cluster) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerC
 func (c *Cluster) checkServerCert(ctx context.Context, ip net.IP) ServerCert {
 	address := net.JoinHostPort(ip.String(), strconv.Itoa(c.port))
 	result := ServerCert{Address: address}
-	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
+	probeCtx, cancel := context.WithTimeout(ctx, c.probeTimeout)
 	defer cancel()
-	state, err := c.handshake(ctx, address, tls.VersionTLS12)
+	state, err := c.handshake(probeCtx, address, tls.VersionTLS12)
 	if isProtocolVersionAlert(err) {
-		state, err = c.handshake(ctx, address, 0)
+		state, err = c.handshake(probeCtx, address, 0)
 	}
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// The caller's deadline or stop, not the probe timeout, ended the handshake.
+		result.Err = bosherr.WrapError(ctx.Err(), "TLS handshake cut short")
+		return result
+	case err != nil:
 		result.Err = c.describeHandshakeError(address, err, &result)
 		return result
 	}
