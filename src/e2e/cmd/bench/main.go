@@ -12,6 +12,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/cmd/simcluster"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 )
 
 func main() {
@@ -52,7 +53,7 @@ type options struct {
 }
 
 func bench(c *cluster.Cluster, opts options) error {
-	fmt.Printf("==> load average at the start: %s\n", loadAverage())
+	fmt.Printf("==> load average at the start: %s\n", procstats.LoadAverage())
 	if _, err := c.Deploy(3, 2); err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func bench(c *cluster.Cluster, opts options) error {
 			}
 		}
 	}
-	fmt.Printf("\n==> load average at the end: %s\n", loadAverage())
+	fmt.Printf("\n==> load average at the end: %s\n", procstats.LoadAverage())
 	return nil
 }
 
@@ -125,12 +126,4 @@ func counted(c *cluster.Cluster, sum map[variant]counts, v variant, start func()
 		sum[v][method] += n - before[method]
 	}
 	return s, nil
-}
-
-func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return err.Error()
-	}
-	return string(data[:len(data)-1])
 }

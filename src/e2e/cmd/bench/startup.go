@@ -11,6 +11,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
@@ -99,7 +100,7 @@ func startLauncher(w *worker.Worker) (startup, error) {
 	if err != nil {
 		return s, err
 	}
-	flanneldStart, err := processStart(w.FlanneldPID())
+	flanneldStart, err := procstats.Start(w.FlanneldPID())
 	s.bpmExec, s.bpmStop = flanneldStart.Sub(starting), stopped
 	return s, err
 }
@@ -120,11 +121,11 @@ func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
 	}
 	s.logExec = exec.Sub(starting)
 	launcher, flanneld := w.LauncherPID(), w.FlanneldPID()
-	launcherStart, err := processStart(launcher)
+	launcherStart, err := procstats.Start(launcher)
 	if err != nil {
 		return s, err
 	}
-	flanneldStart, err := processStart(flanneld)
+	flanneldStart, err := procstats.Start(flanneld)
 	if err != nil {
 		return s, err
 	}
@@ -156,7 +157,7 @@ func startStatic(c *cluster.Cluster, w *worker.Worker) (startup, error) {
 	if err := waitForSubnet(w); err != nil {
 		return s, err
 	}
-	start, err := processStart(w.PID(staticProcess))
+	start, err := procstats.Start(w.PID(staticProcess))
 	if err != nil {
 		return s, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/etcdmetrics"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
@@ -37,13 +38,13 @@ func steadyState(c *cluster.Cluster, v variant, opts options) error {
 		return err
 	}
 	start := time.Now()
-	c.Logf("window opened; counting etcd requests for %s (load average %s)", opts.steady, loadAverage())
+	c.Logf("window opened; counting etcd requests for %s (load average %s)", opts.steady, procstats.LoadAverage())
 	time.Sleep(opts.steady)
 	after, err := requests(c)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("etcd requests started in %s, all members (load average at the end %s):\n", time.Since(start).Round(time.Second), loadAverage())
+	fmt.Printf("etcd requests started in %s, all members (load average at the end %s):\n", time.Since(start).Round(time.Second), procstats.LoadAverage())
 	printDelta(before, after)
 	fmt.Printf("  (the counters stood at %.0f requests in all when the window opened: they do count)\n", before.Total())
 	for _, w := range c.Workers() {
@@ -94,18 +95,18 @@ func printMemory(w *worker.Worker, v variant) error {
 		pids = []int{w.LauncherPID(), w.FlanneldPID()}
 	}
 	for _, pid := range pids {
-		m, err := readMemory(pid)
+		m, err := procstats.ReadMemory(pid)
 		if err != nil {
 			return err
 		}
-		conns, err := etcdConnections(pid)
+		conns, err := procstats.ConnectionsTo(pid, 2379)
 		if err != nil {
 			return err
 		}
 		fmt.Printf("  %s %-16s pid %-7d VmRSS %6.1f MiB (RssAnon %5.1f, RssFile %5.1f), VmHWM %6.1f MiB; connections to etcd: %d\n",
-			w.Name, m.command, pid, mib(m.rss), mib(m.anon), mib(m.file), mib(m.peak), conns)
+			w.Name, m.Command, pid, mib(m.RSS), mib(m.Anon), mib(m.File), mib(m.Peak), conns)
 	}
 	return nil
 }
 
-func mib(kib int) float64 { return float64(kib) / 1024 }
+func mib(bytes uint64) float64 { return float64(bytes) / (1 << 20) }

@@ -13,6 +13,7 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
 )
@@ -196,7 +197,7 @@ func waitForFlanneld(herd []*launcher, limit time.Duration) {
 func readLauncherCPU(herd []*launcher) {
 	for _, l := range herd {
 		if l.cmd != nil && !isClosed(l.exited) {
-			l.cpu, _ = cpuTime(l.cmd.Process.Pid) // gone meanwhile: it shows as gave up
+			l.cpu, _ = procstats.CPUTime(l.cmd.Process.Pid) // gone meanwhile: it shows as gave up
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
 	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
@@ -172,7 +173,7 @@ func (h *harness) tearDown(keep bool) {
 
 func (h *harness) measure(opts options) error {
 	fmt.Printf("==> %s, %s; load average %s; etcd data on %s; etcd pinned to CPU %d (-1: not pinned)\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), loadAverage(), h.etcd.dir, h.etcd.cpu)
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), procstats.LoadAverage(), h.etcd.dir, h.etcd.cpu)
 	trace, err := h.traceLauncher(opts.traceWindow)
 	if err != nil {
 		return err
@@ -189,7 +190,7 @@ func (h *harness) measure(opts options) error {
 }
 
 func (h *harness) measureSize(n int, opts options, rep *report) error {
-	fmt.Printf("==> N=%d (load average %s)\n", n, loadAverage())
+	fmt.Printf("==> N=%d (load average %s)\n", n, procstats.LoadAverage())
 	result, herd, err := h.runHerd(n, opts.spread, opts.limit)
 	if err == nil {
 		rep.dns = append(rep.dns, h.measureDNSRate(n, opts.dnsWindow))

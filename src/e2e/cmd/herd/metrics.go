@@ -11,6 +11,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/etcdmetrics"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 )
 
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
@@ -62,7 +63,7 @@ func (e *etcd) read(ctx context.Context) reading {
 		}
 		pid := m.cmd.Process.Pid
 		wg.Go(func() {
-			r.cpu[i], _ = cpuTime(pid) // a member that died meanwhile reads as zero
+			r.cpu[i], _ = procstats.CPUTime(pid) // a member that died meanwhile reads as zero
 			r.members[i], _ = readMetrics(ctx, m)
 		})
 	}
