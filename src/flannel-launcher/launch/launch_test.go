@@ -182,7 +182,7 @@ var _ = Describe("Launcher.Run", func() {
 
 	It("gives up when the startup deadline passes, without starting flanneld", func() {
 		deadAddresses()
-		cfg.Timing.StartupDeadline = config.Duration(300 * time.Millisecond)
+		cfg.Timing.StartupDeadline = config.Duration(time.Second)
 		status, err := newLauncher(cfg, recordFile, logger, starts).Run(stop)
 
 		Expect(status).To(Equal(1))

@@ -16,6 +16,8 @@ import (
 
 func TestMembers(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// generous: two shared cores run several suites at once
+	SetDefaultEventuallyTimeout(5 * time.Second)
 	RunSpecs(t, "Members Suite")
 }
 

@@ -2,6 +2,7 @@ package resolve_test
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -9,5 +10,7 @@ import (
 
 func TestResolve(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// generous: two shared cores run several suites at once
+	SetDefaultEventuallyTimeout(5 * time.Second)
 	RunSpecs(t, "Resolve Suite")
 }
