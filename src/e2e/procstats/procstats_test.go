@@ -18,11 +18,14 @@ var _ = Describe("procstats", func() {
 		before := time.Now()
 		sleep := exec.Command("sleep", "30")
 		Expect(sleep.Start()).To(Succeed())
+		after := time.Now()
 		DeferCleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
 
 		start, err := procstats.Start(sleep.Process.Pid)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(start).To(BeTemporally("~", before, 100*time.Millisecond))
+		tick := 10 * time.Millisecond // the kernel's start time is in ticks
+		Expect(start).To(BeTemporally(">=", before.Add(-tick)))
+		Expect(start).To(BeTemporally("<=", after.Add(tick)))
 
 		memory, err := procstats.ReadMemory(sleep.Process.Pid)
 		Expect(err).NotTo(HaveOccurred())
