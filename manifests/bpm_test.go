@@ -8,10 +8,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
 	"github.com/flannel-dns/flannel-dns/src/restart-impact/impact"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/interpolate"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
 )
 
 // bpmBinary is what the monit file of a job that runs under bpm calls: the bpm job's own wrapper.

@@ -4,7 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/interpolate"
+	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
 )
 
 var _ = Describe("the standalone example", func() {

@@ -11,8 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/interpolate"
 )
 
 func TestManifests(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/interpolate"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
+	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 )
 
 var _ = Describe("the swap-in ops-files", func() {

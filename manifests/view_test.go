@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 )
 
 // view is what the checks read from an interpolated manifest: the director's placement of jobs plus the

@@ -11,7 +11,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/interpolate"
+	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
 )
 
 func restartImpact(args ...string) *gexec.Session {

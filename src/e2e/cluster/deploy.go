@@ -13,6 +13,7 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/e2e/boshdns"
 	"github.com/flannel-dns/flannel-dns/src/e2e/director"
@@ -20,7 +21,6 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/master"
 	"github.com/flannel-dns/flannel-dns/src/e2e/vm"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
 )
 
 // RollError is a deploy that stopped at an instance, as `bosh deploy` stops at a failing canary.

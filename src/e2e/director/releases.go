@@ -10,9 +10,9 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
 )
 
 // Releases renders the jobs that a placed deployment lands on an instance's group, for every job whose

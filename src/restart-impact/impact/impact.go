@@ -11,7 +11,7 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 )
 
 // Release is the release whose jobs are rendered.

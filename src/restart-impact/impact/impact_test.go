@@ -9,9 +9,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
 	"github.com/flannel-dns/flannel-dns/src/restart-impact/impact"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
 )
 
 const manifest = `

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
 )
 
 // Jobs renders this release's jobs from the release directory's jobs/, for the first instance of a group (index 0).

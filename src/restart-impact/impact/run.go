@@ -7,8 +7,8 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
 	"github.com/flannel-dns/flannel-dns/src/restart-impact/standin"
 )
 

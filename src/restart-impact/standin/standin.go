@@ -10,8 +10,8 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/interpolate"
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
+	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 )
 
 // Store is a temporary vars store; Close removes it.

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/interpolate"
+	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
 )
 
 func write(dir, name, content string) string {

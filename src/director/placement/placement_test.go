@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/flannel-dns/flannel-dns/src/restart-impact/placement"
+	"github.com/flannel-dns/flannel-dns/src/director/placement"
 )
 
 const base = `
