@@ -21,6 +21,18 @@ type Job struct {
 	// Properties maps the spec's dotted property names to their definitions.
 	Properties map[string]Property
 	Packages   []string
+	// Provides and Consumes are the spec's links.
+	Provides []Link
+	Consumes []Link
+}
+
+// Link is one link a job spec provides or consumes.
+type Link struct {
+	Name     string `yaml:"name"`
+	Type     string `yaml:"type"`
+	Optional bool   `yaml:"optional"`
+	// Properties names the provider's properties that the link carries.
+	Properties []string `yaml:"properties"`
 }
 
 // Property is one entry of a job spec's properties.
@@ -34,6 +46,8 @@ type spec struct {
 	Templates  map[string]string   `yaml:"templates"`
 	Packages   []string            `yaml:"packages"`
 	Properties map[string]Property `yaml:"properties"`
+	Provides   []Link              `yaml:"provides"`
+	Consumes   []Link              `yaml:"consumes"`
 }
 
 // LoadJob reads dir/spec and checks that every template it names exists.
@@ -49,7 +63,8 @@ func LoadJob(dir string) (Job, error) {
 	if s.Name == "" {
 		return Job{}, bosherr.Errorf("Job spec in '%s' has no name", dir)
 	}
-	job := Job{Dir: dir, Name: s.Name, Templates: s.Templates, Properties: s.Properties, Packages: s.Packages}
+	job := Job{Dir: dir, Name: s.Name, Templates: s.Templates, Properties: s.Properties, Packages: s.Packages,
+		Provides: s.Provides, Consumes: s.Consumes}
 	for _, src := range job.TemplateSources() {
 		if _, err := os.Stat(job.templatePath(src)); err != nil {
 			return Job{}, bosherr.WrapErrorf(err, "Job '%s' lists template '%s'", job.Name, src)

@@ -1,0 +1,13 @@
+package links_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestLinks(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Links Suite")
+}
