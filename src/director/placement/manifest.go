@@ -22,14 +22,17 @@ type stemcell struct {
 }
 
 type instanceGroup struct {
-	Name       string         `yaml:"name"`
-	Instances  int            `yaml:"instances"`
-	Lifecycle  string         `yaml:"lifecycle"`
-	AZs        []string       `yaml:"azs"`
-	Networks   []network      `yaml:"networks"`
-	Stemcell   string         `yaml:"stemcell"`
-	Jobs       []job          `yaml:"jobs"`
-	Properties map[string]any `yaml:"properties"`
+	Name      string `yaml:"name"`
+	Instances int    `yaml:"instances"`
+	Lifecycle string `yaml:"lifecycle"`
+	// PersistentDisk is the disk's size in MiB; PersistentDiskType names a disk type of the cloud config.
+	PersistentDisk     int            `yaml:"persistent_disk"`
+	PersistentDiskType string         `yaml:"persistent_disk_type"`
+	AZs                []string       `yaml:"azs"`
+	Networks           []network      `yaml:"networks"`
+	Stemcell           string         `yaml:"stemcell"`
+	Jobs               []job          `yaml:"jobs"`
+	Properties         map[string]any `yaml:"properties"`
 }
 
 type network struct {

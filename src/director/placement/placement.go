@@ -26,10 +26,12 @@ type Group struct {
 	Name      string
 	Instances int
 	Lifecycle string
-	AZs       []string
-	Networks  []string
-	OS        string
-	Jobs      []Job
+	// PersistentDisk tells whether the group's instances have a persistent disk.
+	PersistentDisk bool
+	AZs            []string
+	Networks       []string
+	OS             string
+	Jobs           []Job
 }
 
 // Deployment is the placement of a whole manifest.
@@ -109,11 +111,12 @@ func newGroup(m manifest, ig instanceGroup) (Group, error) {
 		return Group{}, err
 	}
 	g := Group{
-		Name:      ig.Name,
-		Instances: ig.Instances,
-		Lifecycle: ig.Lifecycle,
-		AZs:       ig.AZs,
-		OS:        os,
+		Name:           ig.Name,
+		Instances:      ig.Instances,
+		Lifecycle:      ig.Lifecycle,
+		AZs:            ig.AZs,
+		PersistentDisk: ig.PersistentDisk > 0 || ig.PersistentDiskType != "",
+		OS:             os,
 	}
 	if g.Lifecycle == "" {
 		g.Lifecycle = "service"

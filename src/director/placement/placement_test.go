@@ -28,6 +28,7 @@ instance_groups:
   - {name: sidecar, release: web}
 - name: db
   instances: 1
+  persistent_disk_type: large
   azs: [z2]
   networks: [{name: private}]
   stemcell: win
@@ -75,6 +76,16 @@ var _ = Describe("Place", func() {
 		Expect(api.Lifecycle).To(Equal("service"))
 		Expect(api.Jobs).To(HaveLen(2))
 		Expect(api.Jobs[0]).To(Equal(placement.Job{Name: "server", Release: "web", Properties: map[string]any{"port": 80}}))
+	})
+
+	It("tells which groups have a persistent disk, by size or by type", func() {
+		d, err := place(base + "  persistent_disk: 1024\n")
+		Expect(err).NotTo(HaveOccurred())
+		has := map[string]bool{}
+		for _, g := range d.Groups {
+			has[g.Name] = g.PersistentDisk
+		}
+		Expect(has).To(Equal(map[string]bool{"api": false, "db": true, "smoke": true}))
 	})
 
 	It("falls back to instance group, then global properties, but keeps a job's explicit {}", func() {

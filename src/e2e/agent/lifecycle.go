@@ -156,7 +156,9 @@ func (a *Agent) processes() []monit.Process {
 	return procs
 }
 
-// program runs p's start or stop program on the VM as monit does: as root, no shell, at most programTimeout.
+// program runs p's start or stop program on the VM as monit does: as root, no shell. A stop program may take
+// up to programTimeout; a start program is left to run, as monit spawns it and then only watches the pidfile
+// (kubo's control scripts, for one, stay in the foreground with their process).
 func (a *Agent) program(which string, p monit.Process) error {
 	args := p.Stop
 	if which == "start" {
@@ -166,8 +168,18 @@ func (a *Agent) program(which string, p monit.Process) error {
 	cmd := a.VM.Command(args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := runWithin(cmd, programTimeout)
-	if err != nil {
+	if which == "start" {
+		if err := cmd.Start(); err != nil {
+			return &StepError{Step: which, Job: p.Name, Err: err}
+		}
+		go func() {
+			if err := cmd.Wait(); err != nil {
+				a.logf("monit start %s: %v: %s", p.Name, err, strings.TrimSpace(out.String()))
+			}
+		}()
+		return nil
+	}
+	if err := runWithin(cmd, programTimeout); err != nil {
 		return &StepError{Step: which, Job: p.Name, Output: out.String(), Err: err}
 	}
 	return nil
@@ -261,9 +273,25 @@ func (a *Agent) StartProcess(name string) error { return a.processProgram("start
 
 func (a *Agent) processProgram(which, name string) error {
 	for _, p := range a.processes() {
-		if p.Name == name {
-			return a.program(which, p)
+		if p.Name != name {
+			continue
 		}
+		if err := a.program(which, p); err != nil || which != "start" {
+			return err
+		}
+		return a.awaitPID(p)
 	}
 	return bosherr.Errorf("No process '%s' on %s", name, a.VM.Name)
+}
+
+// awaitPID waits until p's pidfile names a live process, as `monit start` reports it started.
+func (a *Agent) awaitPID(p monit.Process) error {
+	deadline := time.Now().Add(programTimeout)
+	for monit.PID(a.VM.Path(p.PIDFile)) == 0 {
+		if time.Now().After(deadline) {
+			return &StepError{Step: "start", Job: p.Name, Err: bosherr.Errorf("no process after %s", programTimeout)}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }

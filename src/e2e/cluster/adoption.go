@@ -1,9 +1,9 @@
 package cluster
 
 // A deployment that starts as a CFCR cluster runs before it adopts flannel-dns, for the adoption rehearsal
-// (src/e2e/adoption): the upstream manifest without this release's ops-files, kubo's flanneld (flannel v0.12.0) and
-// kubo-dns-aliases (the stand-ins under src/e2e/fixtures/kubo, rendered with the director's link data) on masters and
-// workers, etcd 3.4 with the v2 API on the masters. Adopt then deploys the manifest with the ops-files on it.
+// (src/e2e/adoption): the upstream manifest without this release's ops-files, kubo-release's own flanneld and
+// kubo-dns-aliases jobs (flanneld itself is flannel v0.12.0, standing in for kubo's v0.10.0, which the module proxy
+// does not serve) on masters and workers, etcd with the v2 API on the masters. Adopt then deploys the manifest with the ops-files on it.
 
 import (
 	"encoding/json"
@@ -15,7 +15,6 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flannel-dns/flannel-dns/src/e2e/director"
 	"github.com/flannel-dns/flannel-dns/src/e2e/manifest"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
@@ -24,16 +23,15 @@ import (
 type Kubo struct {
 	EtcdBin  string // etcd 3.4 and its etcdctl (Debian's etcd-server and etcd-client, scripts/setup)
 	Flanneld string // a directory holding flannel v0.12.0's flanneld (scripts/build-flannel-v0.12)
+	// Etcdctl is a directory holding an etcdctl that speaks the v2 API by default, as kubo's etcdctl 3.0.7
+	// does: kubo's flanneld_ctl runs it without ETCDCTL_API.
+	Etcdctl string
 	// OpsFiles are applied after the simulated cluster's own, before and after adopting.
 	OpsFiles []string
 }
 
 // etcdCertificate is the etcd server certificate's variable in a v0.21-era manifest.
 const etcdCertificate = "tls-etcd-v0-17-0"
-
-func (cfg Config) kuboJobs() string {
-	return filepath.Join(cfg.Repo, "src", "e2e", "fixtures", "kubo", "jobs")
-}
 
 func (cfg Config) kuboOpsFiles() []string {
 	return append([]string{cfg.simulated(), filepath.Join(cfg.Repo, "src", "e2e", "manifest", "kubo.yml")}, cfg.Kubo.OpsFiles...)
@@ -46,19 +44,15 @@ func (c *Cluster) etcdBin() string {
 	return c.cfg.EtcdBin
 }
 
-// loadKubo builds the deployment as it runs before adopting, and runs it: the releases here but flannel-dns,
-// and the kubo stand-ins.
+// loadKubo builds the deployment as it runs before adopting, and runs it: kubo's own flanneld and
+// kubo-dns-aliases where the manifest places them.
 func (c *Cluster) loadKubo(store string) error {
 	before, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, c.cfg.kuboOpsFiles()...)
 	if err != nil {
 		return err
 	}
-	dirs := c.cfg.releases()
-	delete(dirs, "flannel-dns")
-	dirs["kubo"] = c.cfg.kuboJobs()
-	c.kubo = &director.Releases{Placed: before.Deployment, Dirs: dirs, Partial: map[string]bool{"kubo": true},
-		Network: boshNetwork, Links: c.etcdLink}
-	c.release, c.update = c.kubo, before.Update
+	c.release = c.releasesOf(before.Deployment, c.runs)
+	c.kubo, c.update = c.release, before.Update
 	c.etcdTLS, err = etcdTLS(before.Deployment)
 	return err
 }
@@ -174,12 +168,14 @@ func publicIP(lease string) string {
 	return attrs.PublicIP
 }
 
-// KuboFromEnv points cfg at kubo's parts from E2E_KUBO_ETCD_BIN and E2E_KUBO_FLANNELD, as src/e2e/prepare.sh sets
+// KuboFromEnv points cfg at kubo's parts from E2E_KUBO_ETCD_BIN, E2E_KUBO_FLANNELD and E2E_KUBO_ETCDCTL, as src/e2e/prepare.sh sets
 // them; it names those that are unset ("" when none is).
 func KuboFromEnv(cfg *Config) string {
-	cfg.Kubo = &Kubo{EtcdBin: os.Getenv("E2E_KUBO_ETCD_BIN"), Flanneld: os.Getenv("E2E_KUBO_FLANNELD")}
+	cfg.Kubo = &Kubo{EtcdBin: os.Getenv("E2E_KUBO_ETCD_BIN"), Flanneld: os.Getenv("E2E_KUBO_FLANNELD"),
+		Etcdctl: os.Getenv("E2E_KUBO_ETCDCTL")}
 	var unset []string
-	for name, value := range map[string]string{"E2E_KUBO_ETCD_BIN": cfg.Kubo.EtcdBin, "E2E_KUBO_FLANNELD": cfg.Kubo.Flanneld} {
+	for name, value := range map[string]string{"E2E_KUBO_ETCD_BIN": cfg.Kubo.EtcdBin, "E2E_KUBO_FLANNELD": cfg.Kubo.Flanneld,
+		"E2E_KUBO_ETCDCTL": cfg.Kubo.Etcdctl} {
 		if value == "" {
 			unset = append(unset, name)
 		}

@@ -58,6 +58,11 @@ func (cfg Config) bpmRelease() string     { return filepath.Join(cfg.Cache, "bpm
 func (cfg Config) boshDNSRelease() string { return filepath.Join(cfg.Cache, "bosh-dns-1.39.28") }
 func (cfg Config) cniPlugins() string     { return filepath.Join(cfg.Cache, "cni-plugins", "bin") }
 
+// directorLib is bosh-common's lib directory, the director's template code (scripts/build-thirdparty).
+func (cfg Config) directorLib() string {
+	return filepath.Join(cfg.Cache, "bosh-director-templates", "src", "bosh-common", "lib")
+}
+
 // opsFiles are what an operator adopting flannel-dns applies to a v0.21-era manifest, then the simulated
 // cluster's own.
 func (cfg Config) opsFiles() []string {
@@ -69,10 +74,19 @@ func (cfg Config) simulated() string {
 	return filepath.Join(cfg.Repo, "src", "e2e", "manifest", "simulated.yml")
 }
 
-// releases are the jobs/ directories of the releases whose jobs the VMs run.
-func (cfg Config) releases() map[string]string {
-	return map[string]string{"flannel-dns": filepath.Join(cfg.Repo, "jobs"),
-		"bpm": filepath.Join(cfg.bpmRelease(), "jobs"), "bosh-dns": filepath.Join(cfg.boshDNSRelease(), "jobs")}
+// releases are the jobs/ directories and versions of every release the manifest names.
+func (cfg Config) releases() map[string]director.Release {
+	unpacked := func(name, version string) director.Release {
+		return director.Release{Jobs: filepath.Join(cfg.Cache, name+"-"+version, "jobs"), Version: version}
+	}
+	return map[string]director.Release{
+		"flannel-dns": {Jobs: filepath.Join(cfg.Repo, "jobs"), Version: "0+dev.1"},
+		"bpm":         {Jobs: filepath.Join(cfg.bpmRelease(), "jobs"), Version: "1.4.38"},
+		"bosh-dns":    {Jobs: filepath.Join(cfg.boshDNSRelease(), "jobs"), Version: "1.39.28"},
+		"kubo":        unpacked("kubo-release", "0.21.0"),
+		"cfcr-etcd":   unpacked("cfcr-etcd-release", "1.4.0"),
+		"docker":      unpacked("docker-boshrelease", "32.0.0"),
+	}
 }
 
 // packages maps every compiled package to its directory.
@@ -86,8 +100,10 @@ func (cfg Config) packages() (map[string]string, error) {
 	for _, e := range entries {
 		pkgs[e.Name()] = filepath.Join(cfg.Packages, e.Name())
 	}
-	if cfg.Kubo != nil {
-		pkgs["flanneld"], pkgs["etcdctl"] = cfg.Kubo.Flanneld, cfg.Kubo.EtcdBin
+	if cfg.Kubo != nil { // what kubo's flanneld job names
+		pkgs["flanneld"], pkgs["etcdctl"] = cfg.Kubo.Flanneld, cfg.Kubo.Etcdctl
+		pkgs["pid_utils"] = filepath.Join(cfg.Repo, "src", "e2e", "kubo", "pid_utils")
+		pkgs["cni"] = filepath.Dir(cfg.cniPlugins())
 	}
 	return pkgs, nil
 }
@@ -171,7 +187,8 @@ func (cfg Config) check() error {
 		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
 		"CNI plugins (Cache, scripts/build-cni)":     filepath.Join(cfg.cniPlugins(), "flannel"),
 		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
-		"kubo-style job (Repo)":                      filepath.Join(cfg.kuboJobs(), "flanneld", "spec"),
+		"kubo's jobs (Cache, build-thirdparty)":      filepath.Join(cfg.releases()["kubo"].Jobs, "flanneld", "spec"),
+		"the director's template code (Cache)":       filepath.Join(cfg.directorLib(), "bosh", "common", "template", "evaluation_context.rb"),
 		"CFCR manifest (Fixture)":                    cfg.Fixture,
 	}
 	if cfg.Kubo != nil {

@@ -14,6 +14,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/director/placement"
+	"github.com/flannel-dns/flannel-dns/src/director/templates"
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/e2e/boshdns"
 	"github.com/flannel-dns/flannel-dns/src/e2e/director"
@@ -55,9 +56,8 @@ func (c *Cluster) loadDeployments() error {
 	if err != nil {
 		return err
 	}
-	c.release = &director.Releases{Placed: adopted.Deployment, Dirs: c.cfg.releases(), Network: boshNetwork}
-	c.kubo = &director.Releases{Placed: before.Deployment, Network: boshNetwork, Links: c.etcdLink,
-		Dirs: map[string]string{"kubo": c.cfg.kuboJobs()}, Partial: map[string]bool{"kubo": true}}
+	c.release = c.releasesOf(adopted.Deployment, c.runs)
+	c.kubo = c.releasesOf(before.Deployment, func(string, string) bool { return false })
 	c.update = adopted.Update
 	c.etcdTLS, err = etcdTLS(adopted.Deployment)
 	return err
@@ -88,22 +88,23 @@ func etcdTLS(d placement.Deployment) (master.TLS, error) {
 	return tls, nil
 }
 
-// etcdLink is what the director hands a consumer of the masters' etcd link (kubo's flanneld): each instance's
-// address is its BOSH name (the manifest sets use_dns_addresses), and the etcd job's properties.
-func (c *Cluster) etcdLink(director.Instance) map[string]interface{} {
-	var instances []interface{}
-	for _, idx := range c.Masters() {
-		id := c.ids[instanceName("master", idx)]
-		instances = append(instances, map[string]interface{}{"name": "master", "index": idx, "id": id,
-			"address": fmt.Sprintf("%s.master.%s.%s.bosh", id, NetworkName, Deployment)})
+// releasesOf renders the jobs of d with the director's template code; run says which of them the VMs run.
+func (c *Cluster) releasesOf(d placement.Deployment, run func(release, job string) bool) *director.Releases {
+	return &director.Releases{Placed: d, Dirs: c.cfg.releases(), Runs: run, Network: boshNetwork,
+		Templates: templates.Renderer{Lib: c.cfg.directorLib()}}
+}
+
+// runs tells which jobs the simulated VMs run: this release's, bpm's and bosh-dns's, and kubo's flanneld and
+// aliases while the cluster has not adopted flannel-dns. The rest (kubelet, docker, kube-apiserver, cfcr-etcd's
+// etcd) is rendered, for the director's decisions, but not run.
+func (c *Cluster) runs(release, job string) bool {
+	switch release {
+	case "flannel-dns", "bpm", "bosh-dns":
+		return true
+	case "kubo":
+		return c.cfg.Kubo != nil && !c.adopted && (job == "flanneld" || job == "kubo-dns-aliases")
 	}
-	var properties map[string]any
-	if group, ok := c.kubo.Placed.Group("master"); ok {
-		if job, ok := group.Job("etcd"); ok {
-			properties = job.Properties
-		}
-	}
-	return map[string]interface{}{"etcd": map[string]interface{}{"instances": instances, "properties": properties}}
+	return false
 }
 
 // instances is the deployment as the director sees it now, groups in the manifest's order.
@@ -119,7 +120,8 @@ func (c *Cluster) instances() []director.Instance {
 		}
 		for i, idx := range indexes {
 			list = append(list, director.Instance{Group: g.Name, Index: idx, ID: c.ids[instanceName(g.Name, idx)],
-				Address: c.agents[instanceName(g.Name, idx)].VM.Address.String(), AZ: g.AZs[idx%len(g.AZs)], Bootstrap: i == 0})
+				Address: c.agents[instanceName(g.Name, idx)].VM.Address.String(), AZ: g.AZs[idx%len(g.AZs)], Bootstrap: i == 0,
+				PersistentDisk: g.PersistentDisk})
 		}
 	}
 	return list

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -22,17 +23,22 @@ type Instance struct {
 	Address   string
 	AZ        string
 	Bootstrap bool
+	// PersistentDisk tells whether the instance has a persistent disk.
+	PersistentDisk bool
 }
 
 // Name is the group/index name that the director's output shows.
 func (i Instance) Name() string { return fmt.Sprintf("%s/%d", i.Group, i.Index) }
 
-// Renderer renders every job that lands on an instance, in the order the agent starts them.
+// Renderer renders every job that lands on an instance, in the order the agent starts them, with the link
+// data of the deployment's instances: the jobs the simulated VMs run, and those only rendered (kubo's
+// kubelet, say), which count for the configuration hash as on BOSH but are not run.
 type Renderer interface {
-	Render(instance Instance) ([]agent.Job, error)
+	Render(instance Instance, deployment []Instance) (run, renderedOnly []agent.Job, err error)
 }
 
-// Rendered is every job of one instance, rendered, and the configuration hash over all of it.
+// Rendered is every job of one instance that the VM runs, rendered, and the configuration hash over all of
+// the instance's jobs.
 type Rendered struct {
 	Instance Instance
 	Jobs     []agent.Job
@@ -52,11 +58,11 @@ type Plan struct {
 func Deploy(r Renderer, instances []Instance, previous *Plan) (*Plan, error) {
 	plan := &Plan{Rendered: map[string]Rendered{}}
 	for _, inst := range instances {
-		jobs, err := r.Render(inst)
+		jobs, only, err := r.Render(inst, instances)
 		if err != nil {
 			return nil, bosherr.WrapErrorf(err, "Rendering the jobs of %s", inst.Name())
 		}
-		rendered := Rendered{Instance: inst, Jobs: jobs, Hash: hash(jobs)}
+		rendered := Rendered{Instance: inst, Jobs: jobs, Hash: hash(append(slices.Clone(jobs), only...))}
 		plan.Rendered[inst.ID] = rendered
 		switch {
 		case previous == nil || !previous.has(inst.ID):

@@ -10,15 +10,13 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/director"
 )
 
-// listing renders two jobs: "static", the same bytes for any instance, and "listing", whose only file lists
-// the masters it is told about, like a template that iterates a link.
+// listing renders two jobs: "static", the same bytes for any instance, which the VM runs, and "listing",
+// rendered only, whose only file lists the masters it is told about, like a template that iterates a link.
 type listing struct{ masters []string }
 
-func (l *listing) Render(inst director.Instance) ([]agent.Job, error) {
-	return []agent.Job{
-		{Name: "static", Files: map[string][]byte{"config": []byte("same")}},
-		{Name: "listing", Files: map[string][]byte{"config": []byte(fmt.Sprint(l.masters))}},
-	}, nil
+func (l *listing) Render(director.Instance, []director.Instance) ([]agent.Job, []agent.Job, error) {
+	return []agent.Job{{Name: "static", Files: map[string][]byte{"config": []byte("same")}}},
+		[]agent.Job{{Name: "listing", Files: map[string][]byte{"config": []byte(fmt.Sprint(l.masters))}}}, nil
 }
 
 var _ = Describe("Deploy", func() {

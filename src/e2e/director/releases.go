@@ -1,40 +1,43 @@
 package director
 
 import (
+	"crypto/sha256"
 	"encoding/json"
-	"os"
+	"fmt"
 	"path/filepath"
-	"sort"
 	"sync"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
-	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 
+	"github.com/flannel-dns/flannel-dns/src/director/links"
 	"github.com/flannel-dns/flannel-dns/src/director/placement"
+	"github.com/flannel-dns/flannel-dns/src/director/templates"
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
 )
 
-// Releases renders the jobs that a placed deployment lands on an instance's group, for every job whose
-// release it has (Dirs: release name -> that release's jobs/ directory). A job of any other release (kubo's
-// kubelet, say) is not rendered and Skipped names it: the simulated VMs do not run it.
+// Releases renders every job that a placed deployment lands on an instance's group with the director's own
+// template code and the links the director would resolve. Every release the manifest names must be here.
 type Releases struct {
 	Placed placement.Deployment
-	Dirs   map[string]string
-	// Partial names releases of which Dirs holds only some jobs (a stand-in): their other jobs are skipped.
-	Partial map[string]bool
+	// Dirs: release name -> that release's jobs/ directory and version.
+	Dirs map[string]Release
+	// Runs tells which jobs the simulated VMs run; the others are rendered for the configuration hash only.
+	Runs    func(release, job string) bool
 	Network Network
-	// Links, when set, is what the director hands the jobs of an instance as link data (spec.links).
-	Links func(Instance) map[string]interface{}
+	// Templates runs the director's template code.
+	Templates templates.Renderer
 
-	once     sync.Once
-	renderer jobrender.Renderer
 	mu       sync.Mutex
-	loaded   map[string]jobrender.Job
-	skipped  map[string]bool
-	// rendered remembers what a job rendered for a context (properties and instance): rendering is a ruby
-	// process per template, and a deploy renders every instance again.
-	rendered map[string]map[string][]byte
+	specs    map[string]jobrender.Job
+	resolved links.Resolved
+	// rendered remembers what an instance rendered for a request: a deploy renders every instance again.
+	rendered map[[32]byte][]map[string][]byte
+}
+
+// Release is where a release's jobs are, and its version as spec.release shows it.
+type Release struct {
+	Jobs, Version string
 }
 
 // Network is the instances' BOSH network as spec.networks shows it.
@@ -42,94 +45,136 @@ type Network struct {
 	Name, Netmask, Gateway string
 }
 
-// Render renders every job of inst's group that a release here has, in the group's order.
-func (r *Releases) Render(inst Instance) ([]agent.Job, error) {
-	r.once.Do(func() {
-		r.renderer = jobrender.NewRenderer(boshlog.NewLogger(boshlog.LevelNone))
-		r.loaded, r.skipped, r.rendered = map[string]jobrender.Job{}, map[string]bool{}, map[string]map[string][]byte{}
-	})
+// Render renders every job of inst's group, in the group's order, with link data from the deployment's
+// instances.
+func (r *Releases) Render(inst Instance, deployment []Instance) (run, only []agent.Job, err error) {
 	group, ok := r.Placed.Group(inst.Group)
 	if !ok {
-		return nil, bosherr.Errorf("The manifest has no instance group '%s'", inst.Group)
+		return nil, nil, bosherr.Errorf("The manifest has no instance group '%s'", inst.Group)
 	}
-	var jobs []agent.Job
+	resolved, err := r.links()
+	if err != nil {
+		return nil, nil, err
+	}
+	var jobs []templates.Job
 	for _, j := range group.Jobs {
-		spec, ok, err := r.load(j)
-		if err != nil || !ok {
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		files, err := r.render(spec, j, r.instance(inst))
+		spec, _, err := r.spec(j.Release, j.Name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		jobs = append(jobs, agent.Job{Name: j.Name, Files: files, Packages: spec.Packages})
+		jobs = append(jobs, templates.Job{Spec: spec, Release: templates.Release{Name: j.Release, Version: r.Dirs[j.Release].Version},
+			Properties: j.Properties, Links: r.linkSpecs(resolved.For(inst.Group, j.Name), deployment)})
 	}
-	return jobs, nil
+	files, err := r.render(r.instance(inst), jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, j := range group.Jobs {
+		job := agent.Job{Name: j.Name, Files: files[i], Packages: jobs[i].Spec.Packages}
+		if r.Runs(j.Release, j.Name) {
+			run = append(run, job)
+		} else {
+			only = append(only, job)
+		}
+	}
+	return run, only, nil
 }
 
-func (r *Releases) render(spec jobrender.Job, j placement.Job, inst jobrender.Instance) (map[string][]byte, error) {
-	context, err := json.Marshal([]any{j.Release, j.Name, j.Properties, inst})
+func (r *Releases) render(inst templates.Instance, jobs []templates.Job) ([]map[string][]byte, error) {
+	request, err := json.Marshal([]any{inst, jobs})
 	if err != nil {
-		return nil, bosherr.WrapErrorf(err, "Describing the context of job %s", j.Name)
+		return nil, bosherr.WrapErrorf(err, "Describing what %s/%d renders", inst.Group, inst.Index)
 	}
-	key := string(context)
+	key := sha256.Sum256(request)
 	r.mu.Lock()
 	files, ok := r.rendered[key]
 	r.mu.Unlock()
 	if ok {
 		return files, nil
 	}
-	rendered, err := r.renderer.Render(spec, j.Properties, inst)
+	if files, err = r.Templates.Render(inst, jobs); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.rendered[key] = files
+	r.mu.Unlock()
+	return files, nil
+}
+
+// links resolves the deployment's links once.
+func (r *Releases) links() (links.Resolved, error) {
+	r.mu.Lock()
+	if r.resolved != nil {
+		defer r.mu.Unlock()
+		return r.resolved, nil
+	}
+	r.mu.Unlock()
+	resolved, err := links.Resolve(r.Placed, r.spec)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.rendered[key] = rendered.Files
-	r.mu.Unlock()
-	return rendered.Files, nil
+	defer r.mu.Unlock()
+	r.resolved = resolved
+	return resolved, nil
 }
 
-// Skipped names the placed jobs (release/job) that no release here has.
-func (r *Releases) Skipped() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var names []string
-	for name := range r.skipped {
-		names = append(names, name)
+// linkSpecs is spec.links of one job: each consumed link with the provider group's instances now.
+func (r *Releases) linkSpecs(consumed map[string]*links.Provider, deployment []Instance) map[string]any {
+	specs := map[string]any{}
+	for name, p := range consumed {
+		var instances []links.Instance
+		for _, inst := range deployment {
+			if inst.Group == p.Group {
+				instances = append(instances, links.Instance{Name: inst.Group, Index: inst.Index, ID: inst.ID,
+					AZ: inst.AZ, Address: r.address(inst), Bootstrap: inst.Bootstrap})
+			}
+		}
+		specs[name] = p.Spec(r.Placed.Name, r.Network.Name, instances)
 	}
-	sort.Strings(names)
-	return names
+	return specs
 }
 
-func (r *Releases) load(j placement.Job) (jobrender.Job, bool, error) {
+// address is an instance's address as links and spec.address give it: its BOSH DNS name, as the CFCR
+// manifests set features.use_dns_addresses.
+func (r *Releases) address(inst Instance) string {
+	return fmt.Sprintf("%s.%s.%s.%s.bosh", inst.ID, inst.Group, r.Network.Name, r.Placed.Name)
+}
+
+func (r *Releases) spec(release, job string) (jobrender.Job, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	key := j.Release + "/" + j.Name
-	if spec, ok := r.loaded[key]; ok {
+	if r.specs == nil {
+		r.specs, r.rendered = map[string]jobrender.Job{}, map[[32]byte][]map[string][]byte{}
+	}
+	key := release + "/" + job
+	if spec, ok := r.specs[key]; ok {
 		return spec, true, nil
 	}
-	dir, ok := r.Dirs[j.Release]
-	if _, err := os.Stat(filepath.Join(dir, j.Name)); !ok || (r.Partial[j.Release] && os.IsNotExist(err)) {
-		r.skipped[key] = true
-		return jobrender.Job{}, false, nil
+	dir, ok := r.Dirs[release]
+	if !ok {
+		return jobrender.Job{}, false, bosherr.Errorf("Release '%s' (job '%s') is not here", release, job)
 	}
-	spec, err := jobrender.LoadJob(filepath.Join(dir, j.Name))
+	spec, err := jobrender.LoadJob(filepath.Join(dir.Jobs, job))
 	if err != nil {
 		return jobrender.Job{}, false, err
 	}
-	r.loaded[key] = spec
+	r.specs[key] = spec
 	return spec, true, nil
 }
 
-func (r *Releases) instance(inst Instance) jobrender.Instance {
-	ri := jobrender.Instance{Group: inst.Group, ID: inst.ID, Index: inst.Index, AZ: inst.AZ,
-		Address: inst.Address, Deployment: r.Placed.Name, Bootstrap: inst.Bootstrap,
-		Networks: map[string]jobrender.Network{r.Network.Name: {IP: inst.Address, Netmask: r.Network.Netmask, Gateway: r.Network.Gateway}}}
-	if r.Links != nil {
-		ri.Links = r.Links(inst)
+func (r *Releases) instance(inst Instance) templates.Instance {
+	return templates.Instance{Deployment: r.Placed.Name, Group: inst.Group, Index: inst.Index, ID: inst.ID,
+		AZ: inst.AZ, Bootstrap: inst.Bootstrap, Address: r.address(inst), IP: inst.Address,
+		Network:        templates.Network{Name: r.Network.Name, Netmask: r.Network.Netmask, Gateway: r.Network.Gateway},
+		PersistentDisk: persistentDisk(inst)}
+}
+
+// persistentDisk is spec.persistent_disk: the disk's size in MiB, 0 without one. The size does not matter to
+// the jobs here, only whether there is one.
+func persistentDisk(inst Instance) int {
+	if inst.PersistentDisk {
+		return 5120
 	}
-	return ri
+	return 0
 }
