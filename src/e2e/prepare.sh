@@ -1,9 +1,7 @@
 # Sourced by scripts/demo and scripts/test-e2e: sets the machine up (scripts/setup: apt packages, cached
 # builds), adds the vcap user that the flanneld job's pre-start hands /run/flannel to (a stemcell has it),
 # and exports what the harness needs:
-#   E2E_ETCD_BIN  etcd and etcdctl 3.6.16 (scripts/build-etcd)
 #   E2E_PACKAGES  this release's packages, compiled by running their packaging scripts (scripts/test-release)
-#   E2E_KUBO_ETCD_BIN, E2E_KUBO_FLANNELD  etcd 3.4 and flannel v0.12.0, kubo's (the adoption rehearsal)
 # shellcheck shell=bash
 
 e2e_prepare() {
@@ -15,8 +13,6 @@ e2e_prepare() {
   export FLANNEL_DNS_CACHE=${FLANNEL_DNS_CACHE:-/var/cache/flannel-dns}
   getent passwd vcap >/dev/null || useradd --system --user-group --no-create-home --shell /usr/sbin/nologin vcap
   scripts/build-etcd
-  export E2E_ETCD_BIN="$FLANNEL_DNS_CACHE/etcd-3.6.16"
-  export E2E_KUBO_ETCD_BIN="$FLANNEL_DNS_CACHE/etcd-3.4" E2E_KUBO_FLANNELD="$FLANNEL_DNS_CACHE/flannel-0.12.0"
   if [ -z "${E2E_PACKAGES:-}" ]; then
     E2E_PACKAGES=$(e2e_release_packages)
     export E2E_PACKAGES

@@ -26,7 +26,7 @@ var _ = Describe("Adopting flannel-dns on a running kubo cluster", Ordered, func
 	)
 
 	BeforeAll(func() {
-		c = clustertest.New(cluster.KuboFromEnv)
+		c = clustertest.New(cluster.AsKubo)
 		var err error
 		res, err = adoption.Run(c, plan, func(s adoption.Step) { GinkgoWriter.Println(adoption.Progress(s)) })
 		var table bytes.Buffer

@@ -26,14 +26,9 @@ type Agent struct {
 	VM *vm.VM
 	// Packages maps a package name to its compiled directory on the host.
 	Packages map[string]string
-	// BeforeStart and AfterStop, when set, run what starts and stops with the jobs but that no job of the
-	// releases here runs (cfcr-etcd's etcd on a master).
-	BeforeStart func() error
-	AfterStop   func()
-	// CompanionRunning, when set, says whether what BeforeStart starts runs: monit watches it like a job's
-	// process, so it counts for the instance's health.
-	CompanionRunning func() bool
-	Logf             func(format string, args ...any)
+	// PersistentDisk is the size in MiB of the instance's persistent disk (0: none), as drain scripts are told.
+	PersistentDisk int
+	Logf           func(format string, args ...any)
 
 	mu     sync.Mutex
 	jobs   []installed

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +40,7 @@ type Watch struct {
 // Deploy is what the director asks of an instance it creates or updates: drain, stop, apply the new jobs,
 // pre-start, start, wait until every process runs (watch), post-start.
 func (a *Agent) Deploy(jobs []Job, watch Watch) error {
-	if err := a.Drain(); err != nil {
+	if err := a.Drain(Update); err != nil {
 		return err
 	}
 	if err := a.Stop(); err != nil {
@@ -57,23 +58,51 @@ func (a *Agent) Deploy(jobs []Job, watch Watch) error {
 	return a.PostStart()
 }
 
-// Drain runs each job's bin/drain, as before any stop, and waits the seconds it asks for.
-func (a *Agent) Drain() error {
-	return a.eachScript("drain", false, func(job, out string) error {
+// DrainKind is why the agent drains: an update keeps the instance, a shutdown stops it (`bosh stop`, a recreate),
+// a delete stops it for good and its persistent disk goes away.
+type DrainKind int
+
+const (
+	Update DrainKind = iota
+	Shutdown
+	Delete
+)
+
+// jobState is what the agent tells a drain script of the instance now and after (BOSH_JOB_STATE and
+// BOSH_JOB_NEXT_STATE): of the apply spec, only the persistent disk is simulated.
+type jobState struct {
+	PersistentDisk int `json:"persistent_disk"`
+}
+
+// Drain runs each job's bin/drain, as before any stop, with the arguments and states the agent gives it for
+// kind, and waits the seconds it asks for.
+func (a *Agent) Drain(kind DrainKind) error {
+	args := []string{"job_changed", "hash_changed"}
+	next := jobState{PersistentDisk: a.PersistentDisk}
+	if kind != Update {
+		args = []string{"job_shutdown", "hash_unchanged"}
+	}
+	if kind == Delete {
+		next.PersistentDisk = 0
+	}
+	now, _ := json.Marshal(jobState{PersistentDisk: a.PersistentDisk})
+	after, _ := json.Marshal(next)
+	env := []string{"BOSH_JOB_STATE=" + string(now), "BOSH_JOB_NEXT_STATE=" + string(after)}
+	return a.eachScript("drain", false, env, func(job, out string) error {
 		seconds, err := strconv.Atoi(strings.TrimSpace(out))
 		if err != nil || seconds < 0 {
 			return bosherr.Errorf("drain of job '%s' printed '%s'; only a static wait (a whole number >= 0) is simulated", job, strings.TrimSpace(out))
 		}
 		time.Sleep(time.Duration(seconds) * time.Second)
 		return nil
-	}, "job_changed", "hash_changed")
+	}, args...)
 }
 
 // PreStart runs every job's bin/pre-start, all at once as the agent does.
-func (a *Agent) PreStart() error { return a.eachScript("pre-start", true, nil) }
+func (a *Agent) PreStart() error { return a.eachScript("pre-start", true, nil, nil) }
 
 // PostStart runs every job's bin/post-start, all at once as the agent does, once every process runs.
-func (a *Agent) PostStart() error { return a.eachScript("post-start", true, nil) }
+func (a *Agent) PostStart() error { return a.eachScript("post-start", true, nil, nil) }
 
 // Stop runs every process's monit stop program and waits until the processes are gone.
 func (a *Agent) Stop() error {
@@ -85,9 +114,6 @@ func (a *Agent) Stop() error {
 			return err
 		}
 	}
-	if a.AfterStop != nil {
-		a.AfterStop()
-	}
 	return nil
 }
 
@@ -95,11 +121,6 @@ func (a *Agent) Stop() error {
 // after watch.Min, then until watch.Max. It is also what a VM's boot does (monit starts the jobs; no pre-start
 // runs then).
 func (a *Agent) Start(watch Watch) error {
-	if a.BeforeStart != nil {
-		if err := a.BeforeStart(); err != nil {
-			return err
-		}
-	}
 	for _, p := range a.processes() {
 		if monit.PID(a.VM.Path(p.PIDFile)) != 0 {
 			continue
@@ -125,9 +146,6 @@ func (a *Agent) Start(watch Watch) error {
 // NotRunning names the processes that monit would not call running.
 func (a *Agent) NotRunning() []string {
 	var down []string
-	if a.CompanionRunning != nil && !a.CompanionRunning() {
-		down = append(down, "companion")
-	}
 	for _, p := range a.processes() {
 		if monit.PID(a.VM.Path(p.PIDFile)) == 0 {
 			down = append(down, p.Name)
@@ -187,7 +205,7 @@ func (a *Agent) program(which string, p monit.Process) error {
 
 // eachScript runs bin/<script> of every job that has one (all at once when parallel), logging its output
 // under /var/vcap/sys/log/<job>/ as the agent does; then, if set, check sees each script's output.
-func (a *Agent) eachScript(script string, parallel bool, check func(job, out string) error, args ...string) error {
+func (a *Agent) eachScript(script string, parallel bool, env []string, check func(job, out string) error, args ...string) error {
 	a.mu.Lock()
 	jobs := append([]installed(nil), a.jobs...)
 	a.mu.Unlock()
@@ -200,7 +218,7 @@ func (a *Agent) eachScript(script string, parallel bool, check func(job, out str
 		}
 		run := func() {
 			defer wg.Done()
-			out, err := a.script(job.Name, script, append([]string{path}, args...))
+			out, err := a.script(job.Name, script, env, append([]string{path}, args...))
 			if err != nil {
 				errs[i] = &StepError{Step: script, Job: job.Name, Output: out, Err: err}
 			} else if check != nil {
@@ -223,7 +241,7 @@ func (a *Agent) eachScript(script string, parallel bool, check func(job, out str
 	return nil
 }
 
-func (a *Agent) script(job, script string, args []string) (string, error) {
+func (a *Agent) script(job, script string, env, args []string) (string, error) {
 	a.logf("%s of %s", script, job)
 	logDir := a.VM.Path("/var/vcap/sys/log/" + job)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -231,6 +249,7 @@ func (a *Agent) script(job, script string, args []string) (string, error) {
 	}
 	var out bytes.Buffer
 	cmd := a.VM.Command(args...)
+	cmd.Env = append(cmd.Env, env...)
 	for _, stream := range []struct {
 		name string
 		to   *io.Writer

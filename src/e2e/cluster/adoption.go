@@ -19,16 +19,15 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
-// Kubo is where kubo's own parts are.
+// Kubo starts the cluster as kubo runs it. Its flanneld is flannel v0.12.0 (scripts/build-flannel-v0.12); its
+// etcdctl is the one cfcr-etcd ships, which speaks the v2 API by default, as kubo's 3.0.7 does.
 type Kubo struct {
-	EtcdBin  string // etcd 3.4 and its etcdctl (Debian's etcd-server and etcd-client, scripts/setup)
-	Flanneld string // a directory holding flannel v0.12.0's flanneld (scripts/build-flannel-v0.12)
-	// Etcdctl is a directory holding an etcdctl that speaks the v2 API by default, as kubo's etcdctl 3.0.7
-	// does: kubo's flanneld_ctl runs it without ETCDCTL_API.
-	Etcdctl string
 	// OpsFiles are applied after the simulated cluster's own, before and after adopting.
 	OpsFiles []string
 }
+
+func (cfg Config) kuboFlanneld() string { return filepath.Join(cfg.Cache, "flannel-0.12.0") }
+func (cfg Config) kuboEtcdctl() string  { return filepath.Join(cfg.etcdPackage(), "bin") }
 
 // etcdCertificate is the etcd server certificate's variable in a v0.21-era manifest.
 const etcdCertificate = "tls-etcd-v0-17-0"
@@ -37,24 +36,16 @@ func (cfg Config) kuboOpsFiles() []string {
 	return append([]string{cfg.simulated(), filepath.Join(cfg.Repo, "src", "e2e", "manifest", "kubo.yml")}, cfg.Kubo.OpsFiles...)
 }
 
-func (c *Cluster) etcdBin() string {
-	if c.cfg.Kubo != nil {
-		return c.cfg.Kubo.EtcdBin
-	}
-	return c.cfg.EtcdBin
-}
-
 // loadKubo builds the deployment as it runs before adopting, and runs it: kubo's own flanneld and
 // kubo-dns-aliases where the manifest places them.
 func (c *Cluster) loadKubo(store string) error {
-	before, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, c.cfg.kuboOpsFiles()...)
+	before, err := manifest.Build(c.cfg.bosh(), c.cfg.fixture(), store, c.cfg.kuboOpsFiles()...)
 	if err != nil {
 		return err
 	}
 	c.release = c.releasesOf(before.Deployment, c.runs)
 	c.kubo, c.update = c.release, before.Update
-	c.etcdTLS, err = etcdTLS(before.Deployment)
-	return err
+	return nil
 }
 
 // Adopt deploys flannel-dns's ops-files (then extra ones) on a cluster that started as kubo, as the operator's
@@ -168,18 +159,8 @@ func publicIP(lease string) string {
 	return attrs.PublicIP
 }
 
-// KuboFromEnv points cfg at kubo's parts from E2E_KUBO_ETCD_BIN, E2E_KUBO_FLANNELD and E2E_KUBO_ETCDCTL, as src/e2e/prepare.sh sets
-// them; it names those that are unset ("" when none is).
-func KuboFromEnv(cfg *Config) string {
-	cfg.Kubo = &Kubo{EtcdBin: os.Getenv("E2E_KUBO_ETCD_BIN"), Flanneld: os.Getenv("E2E_KUBO_FLANNELD"),
-		Etcdctl: os.Getenv("E2E_KUBO_ETCDCTL")}
-	var unset []string
-	for name, value := range map[string]string{"E2E_KUBO_ETCD_BIN": cfg.Kubo.EtcdBin, "E2E_KUBO_FLANNELD": cfg.Kubo.Flanneld,
-		"E2E_KUBO_ETCDCTL": cfg.Kubo.Etcdctl} {
-		if value == "" {
-			unset = append(unset, name)
-		}
-	}
-	slices.Sort(unset)
-	return strings.Join(unset, " and ")
+// AsKubo makes cfg a cluster that starts as kubo runs it; for clustertest.New.
+func AsKubo(cfg *Config) string {
+	cfg.Kubo = &Kubo{}
+	return ""
 }

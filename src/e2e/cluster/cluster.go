@@ -43,19 +43,16 @@ var gateway = netip.MustParsePrefix("192.0.2.1/24")
 // Config says where the real parts are.
 type Config struct {
 	WorkDir  string // scratch space for VM disks and the vars store
-	EtcdBin  string // directory holding etcd and etcdctl
 	Packages string // this release's compiled packages (one directory per package)
 	Cache    string // FLANNEL_DNS_CACHE: bin/bosh, and the bpm and bosh-dns releases (scripts/build-thirdparty)
 	Repo     string // this checkout: jobs/, manifests/ops-files/, src/e2e/
-	Fixture  string // the upstream CFCR manifest the deployment starts from
+	Lane     Lane   // the manifest and the release versions
 	// Kubo, when set, starts the deployment as a CFCR cluster runs before it adopts flannel-dns (kubo.go).
 	Kubo *Kubo
 	Logf func(format string, args ...any)
 }
 
 func (cfg Config) bosh() string           { return filepath.Join(cfg.Cache, "bin", "bosh") }
-func (cfg Config) bpmRelease() string     { return filepath.Join(cfg.Cache, "bpm-1.4.38") }
-func (cfg Config) boshDNSRelease() string { return filepath.Join(cfg.Cache, "bosh-dns-1.39.28") }
 func (cfg Config) cniPlugins() string     { return filepath.Join(cfg.Cache, "cni-plugins", "bin") }
 
 // directorLib is bosh-common's lib directory, the director's template code (scripts/build-thirdparty).
@@ -63,11 +60,11 @@ func (cfg Config) directorLib() string {
 	return filepath.Join(cfg.Cache, "bosh-director-templates", "src", "bosh-common", "lib")
 }
 
-// opsFiles are what an operator adopting flannel-dns applies to a v0.21-era manifest, then the simulated
+// opsFiles are what an operator adopting flannel-dns applies to the lane's manifest, then the simulated
 // cluster's own.
 func (cfg Config) opsFiles() []string {
 	return []string{filepath.Join(cfg.Repo, "manifests", "ops-files", "use-flannel-dns.yml"),
-		filepath.Join(cfg.Repo, "manifests", "ops-files", "flannel-dns-tls-etcd-v0-17-0.yml"), cfg.simulated()}
+		filepath.Join(cfg.Repo, "manifests", "ops-files", cfg.Lane.Companion), cfg.simulated()}
 }
 
 func (cfg Config) simulated() string {
@@ -77,21 +74,21 @@ func (cfg Config) simulated() string {
 // releases are the jobs/ directories and versions of every release the manifest names.
 func (cfg Config) releases() map[string]director.Release {
 	unpacked := func(name, version string) director.Release {
-		return director.Release{Jobs: filepath.Join(cfg.Cache, name+"-"+version, "jobs"), Version: version}
+		return director.Release{Jobs: filepath.Join(cfg.releaseDir(name, version), "jobs"), Version: version}
 	}
 	return map[string]director.Release{
 		"flannel-dns": {Jobs: filepath.Join(cfg.Repo, "jobs"), Version: "0+dev.1"},
-		"bpm":         {Jobs: filepath.Join(cfg.bpmRelease(), "jobs"), Version: "1.4.38"},
-		"bosh-dns":    {Jobs: filepath.Join(cfg.boshDNSRelease(), "jobs"), Version: "1.39.28"},
-		"kubo":        unpacked("kubo-release", "0.21.0"),
-		"cfcr-etcd":   unpacked("cfcr-etcd-release", "1.4.0"),
-		"docker":      unpacked("docker-boshrelease", "32.0.0"),
+		"bpm":         unpacked("bpm", cfg.Lane.BPM),
+		"bosh-dns":    unpacked("bosh-dns", cfg.Lane.BoshDNS),
+		"kubo":        unpacked("kubo-release", cfg.Lane.Kubo),
+		"cfcr-etcd":   unpacked("cfcr-etcd-release", cfg.Lane.CfcrEtcd),
+		"docker":      unpacked("docker-boshrelease", cfg.Lane.Docker),
 	}
 }
 
 // packages maps every compiled package to its directory.
 func (cfg Config) packages() (map[string]string, error) {
-	pkgs := map[string]string{"bpm": filepath.Join(cfg.bpmRelease(), "compiled", "bpm"),
+	pkgs := map[string]string{"bpm": filepath.Join(cfg.bpmRelease(), "compiled", "bpm"), "etcd": cfg.etcdPackage(),
 		"bosh-dns": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns")}
 	entries, err := os.ReadDir(cfg.Packages)
 	if err != nil {
@@ -101,7 +98,7 @@ func (cfg Config) packages() (map[string]string, error) {
 		pkgs[e.Name()] = filepath.Join(cfg.Packages, e.Name())
 	}
 	if cfg.Kubo != nil { // what kubo's flanneld job names
-		pkgs["flanneld"], pkgs["etcdctl"] = cfg.Kubo.Flanneld, cfg.Kubo.Etcdctl
+		pkgs["flanneld"], pkgs["etcdctl"] = cfg.kuboFlanneld(), cfg.kuboEtcdctl()
 		pkgs["pid_utils"] = filepath.Join(cfg.Repo, "src", "e2e", "kubo", "pid_utils")
 		pkgs["cni"] = filepath.Dir(cfg.cniPlugins())
 	}
@@ -116,7 +113,6 @@ type Cluster struct {
 	release  *director.Releases // the deployment with flannel-dns
 	kubo     *director.Releases // the same manifest without flannel-dns's ops-files (rendered only)
 	update   manifest.Update
-	etcdTLS  master.TLS
 
 	masters map[int]*master.Member
 	workers map[int]*worker.Worker
@@ -178,8 +174,7 @@ func New(cfg Config) (*Cluster, error) {
 // check names a real part that is not where the config says, before anything is created.
 func (cfg Config) check() error {
 	wanted := map[string]string{
-		"etcd binary (EtcdBin)":                      filepath.Join(cfg.EtcdBin, "etcd"),
-		"etcdctl binary (EtcdBin)":                   filepath.Join(cfg.EtcdBin, "etcdctl"),
+		"etcd package (Cache, build-etcd-3.3)":       filepath.Join(cfg.etcdPackage(), "bin", "etcd"),
 		"flanneld package (Packages)":                filepath.Join(cfg.Packages, "flannel", "bin", "flanneld"),
 		"launcher package (Packages)":                filepath.Join(cfg.Packages, "flannel-launcher", "bin", "flannel-launcher"),
 		"bosh CLI (Cache, scripts/build-bosh-cli)":   cfg.bosh(),
@@ -189,11 +184,10 @@ func (cfg Config) check() error {
 		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
 		"kubo's jobs (Cache, build-thirdparty)":      filepath.Join(cfg.releases()["kubo"].Jobs, "flanneld", "spec"),
 		"the director's template code (Cache)":       filepath.Join(cfg.directorLib(), "bosh", "common", "template", "evaluation_context.rb"),
-		"CFCR manifest (Fixture)":                    cfg.Fixture,
+		"CFCR manifest (Lane)":                       cfg.fixture(),
 	}
 	if cfg.Kubo != nil {
-		wanted["etcd 3.4 (Kubo.EtcdBin)"] = filepath.Join(cfg.Kubo.EtcdBin, "etcd")
-		wanted["flannel v0.12.0 (Kubo.Flanneld)"] = filepath.Join(cfg.Kubo.Flanneld, "flanneld")
+		wanted["flannel v0.12.0 (Cache, build-flannel-v0.12)"] = filepath.Join(cfg.kuboFlanneld(), "flanneld")
 	}
 	for what, path := range wanted {
 		if _, err := os.Stat(path); err != nil {

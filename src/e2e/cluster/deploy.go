@@ -48,45 +48,25 @@ func (c *Cluster) loadDeployments() error {
 	if c.cfg.Kubo != nil && !c.adopted {
 		return c.loadKubo(store)
 	}
-	adopted, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, append(c.cfg.opsFiles(), c.extraOps...)...)
+	adopted, err := manifest.Build(c.cfg.bosh(), c.cfg.fixture(), store, append(c.cfg.opsFiles(), c.extraOps...)...)
 	if err != nil {
 		return err
 	}
-	before, err := manifest.Build(c.cfg.bosh(), c.cfg.Fixture, store, c.cfg.simulated())
+	before, err := manifest.Build(c.cfg.bosh(), c.cfg.fixture(), store, c.cfg.simulated())
 	if err != nil {
 		return err
 	}
 	c.release = c.releasesOf(adopted.Deployment, c.runs)
 	c.kubo = c.releasesOf(before.Deployment, func(string, string) bool { return false })
 	c.update = adopted.Update
-	c.etcdTLS, err = etcdTLS(adopted.Deployment)
-	return err
+	return nil
 }
+
+// persistentDiskMiB is the masters' persistent disk in the CFCR manifests.
+const persistentDiskMiB = 5120
 
 // boshNetwork is the instances' network as the director describes it to the jobs.
 var boshNetwork = director.Network{Name: NetworkName, Netmask: "255.255.255.0", Gateway: gateway.Addr().String()}
-
-// etcdTLS is what the manifest gives cfcr-etcd's etcd job on the masters.
-func etcdTLS(d placement.Deployment) (master.TLS, error) {
-	group, _ := d.Group("master")
-	job, ok := group.Job("etcd")
-	if !ok {
-		return master.TLS{}, bosherr.Error("The manifest has no etcd job on the master group")
-	}
-	pem := func(path ...string) []byte {
-		s, _ := manifest.Property(job, path...).(string)
-		return []byte(s)
-	}
-	tls := master.TLS{CA: pem("tls", "etcd", "ca"), ServerCert: pem("tls", "etcd", "certificate"),
-		ServerKey: pem("tls", "etcd", "private_key"), ClientCA: pem("tls", "etcdctl", "ca"),
-		ClientCert: pem("tls", "etcdctl", "certificate"), ClientKey: pem("tls", "etcdctl", "private_key")}
-	for _, part := range [][]byte{tls.CA, tls.ServerCert, tls.ServerKey, tls.ClientCA, tls.ClientCert, tls.ClientKey} {
-		if len(part) == 0 {
-			return master.TLS{}, bosherr.Error("The etcd job's tls.etcd and tls.etcdctl are not all set in the manifest")
-		}
-	}
-	return tls, nil
-}
 
 // releasesOf renders the jobs of d with the director's template code; run says which of them the VMs run.
 func (c *Cluster) releasesOf(d placement.Deployment, run func(release, job string) bool) *director.Releases {
@@ -94,13 +74,15 @@ func (c *Cluster) releasesOf(d placement.Deployment, run func(release, job strin
 		Templates: templates.Renderer{Lib: c.cfg.directorLib()}}
 }
 
-// runs tells which jobs the simulated VMs run: this release's, bpm's and bosh-dns's, and kubo's flanneld and
-// aliases while the cluster has not adopted flannel-dns. The rest (kubelet, docker, kube-apiserver, cfcr-etcd's
-// etcd) is rendered, for the director's decisions, but not run.
+// runs tells which jobs the simulated VMs run: this release's, bpm's, bosh-dns's and cfcr-etcd's etcd, and
+// kubo's flanneld and aliases while the cluster has not adopted flannel-dns. The rest (kubelet, docker,
+// kube-apiserver, ...) is rendered, for the director's decisions, but not run.
 func (c *Cluster) runs(release, job string) bool {
 	switch release {
 	case "flannel-dns", "bpm", "bosh-dns":
 		return true
+	case "cfcr-etcd":
+		return job == "etcd"
 	case "kubo":
 		return c.cfg.Kubo != nil && !c.adopted && (job == "flanneld" || job == "kubo-dns-aliases")
 	}
@@ -250,6 +232,9 @@ func (c *Cluster) bootVM(group string, index int, addr netip.Addr) (*vm.VM, *age
 		return nil, nil, err
 	}
 	a := agent.New(v, c.packages, c.Logf)
+	if g, ok := c.release.Placed.Group(group); ok && g.PersistentDisk {
+		a.PersistentDisk = persistentDiskMiB
+	}
 	c.agents[instanceName(group, index)] = a
 	return v, a, nil
 }
@@ -259,19 +244,9 @@ func (c *Cluster) createMaster(idx int) (*master.Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &master.Member{VM: v, Index: idx, Domain: Domain, V2: c.cfg.Kubo != nil}
+	m := &master.Member{VM: v, Agent: a, Index: idx, Domain: Domain}
 	c.masters[idx] = m
-	// The etcd job's files come with each deploy, as its templates do: a re-issued certificate lands on a
-	// master when it is updated.
-	a.BeforeStart = func() error {
-		if err := m.Install(c.etcdTLS, c.etcdBin()); err != nil {
-			return err
-		}
-		return m.Boot(c.Members(), startTimeout)
-	}
-	a.AfterStop = m.Halt
-	a.CompanionRunning = m.Running
-	return m, m.Install(c.etcdTLS, c.etcdBin())
+	return m, nil
 }
 
 func (c *Cluster) createWorker(idx int) (*worker.Worker, error) {
@@ -284,10 +259,11 @@ func (c *Cluster) createWorker(idx int) (*worker.Worker, error) {
 	return w, nil
 }
 
-// deleteVM stops the instance's jobs (drain, stop) and deletes its VM, as the director deletes an instance.
+// deleteVM stops the instance's jobs (drain, stop) and deletes its VM, as the director deletes an instance:
+// its persistent disk goes with it, which is what cfcr-etcd's drain removes a member on.
 func (c *Cluster) deleteVM(group string, index int) error {
 	name := instanceName(group, index)
-	if err := c.destroyVM(name); err != nil {
+	if err := c.destroyVM(name, agent.Delete); err != nil {
 		return err
 	}
 	delete(c.applied, c.ids[name])
@@ -296,10 +272,10 @@ func (c *Cluster) deleteVM(group string, index int) error {
 	return nil
 }
 
-// destroyVM drains and stops the jobs of the instance called name, then destroys its VM and disk.
-func (c *Cluster) destroyVM(name string) error {
+// destroyVM drains (for kind) and stops the jobs of the instance called name, then destroys its VM and disk.
+func (c *Cluster) destroyVM(name string, kind agent.DrainKind) error {
 	a := c.agents[name]
-	if err := a.Drain(); err != nil {
+	if err := a.Drain(kind); err != nil {
 		return err
 	}
 	if err := a.Stop(); err != nil {

@@ -218,7 +218,7 @@ func ipJSON(v any, args ...string) error {
 // RestartMember starts etcd on m again (same data directory, existing cluster) and waits until it is healthy.
 func (c *Cluster) RestartMember(m *master.Member) error {
 	c.Logf("%s: starting etcd again", m.Name)
-	if err := m.Resume(c.Members()); err != nil {
+	if err := m.Resume(); err != nil {
 		return err
 	}
 	return m.WaitHealthy(startTimeout)

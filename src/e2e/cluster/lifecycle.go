@@ -34,7 +34,7 @@ func (c *Cluster) RebootWorker(w *worker.Worker) error {
 // and the pods (their sandboxes and veths).
 func (c *Cluster) StopWorker(w *worker.Worker) error {
 	c.Logf("stopping %s", w.Name)
-	if err := w.Agent.Drain(); err != nil {
+	if err := w.Agent.Drain(agent.Shutdown); err != nil {
 		return err
 	}
 	return w.Agent.Stop()
@@ -75,7 +75,7 @@ func (c *Cluster) RecreateWorker(w *worker.Worker) (*worker.Worker, error) {
 func (c *Cluster) ReplaceWorkerVM(w *worker.Worker) (*worker.Worker, error) {
 	name := instanceName("worker", w.Index)
 	c.Logf("recreating %s", name)
-	if err := c.destroyVM(name); err != nil {
+	if err := c.destroyVM(name, agent.Shutdown); err != nil {
 		return nil, err
 	}
 	v, a, err := c.bootVM("worker", w.Index, w.Address)

@@ -13,7 +13,6 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
-	"github.com/flannel-dns/flannel-dns/src/e2e/master"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
@@ -77,31 +76,41 @@ func (c *Cluster) deploy() (Changes, error) {
 	return ch, nil
 }
 
-// ScaleMasters deletes the highest-index masters, or creates new ones at the lowest free indexes, one
-// instance at a time as the director does with max_in_flight 1.
+// ScaleMasters changes the number of masters in one deploy, as `bosh deploy` with a new instance count does:
+// the highest-index masters are deleted first (drain, with their disk going: cfcr-etcd's drain removes the
+// member), new ones get the lowest free indexes, then every instance whose rendered jobs changed is updated and
+// every new one created, group by group, one at a time, canary first.
 func (c *Cluster) ScaleMasters(n int) (Changes, error) {
-	var ch Changes
+	var deleted []string
 	for len(c.masters) > n {
 		idx := c.Masters()[len(c.masters)-1]
-		if err := c.deleteMaster(idx, &ch); err != nil {
-			return ch, err
+		if err := c.deleteMaster(idx); err != nil {
+			return Changes{Deleted: deleted}, err
 		}
+		deleted = append(deleted, instanceName("master", idx))
 	}
 	for len(c.masters) < n {
-		if err := c.addMaster(c.freeMasterIndex(), &ch); err != nil {
-			return ch, err
+		if _, err := c.createMaster(c.freeMasterIndex()); err != nil {
+			return Changes{Deleted: deleted}, err
 		}
 	}
-	return ch, nil
+	ch, err := c.deploy()
+	ch.Deleted = union(ch.Deleted, deleted)
+	return ch, err
 }
 
-// ReplaceMaster deletes master idx and creates it again on a new VM with a new address.
+// ReplaceMaster deletes master idx and creates it again, in the same deploy, on a new VM with a new ID and
+// address.
 func (c *Cluster) ReplaceMaster(idx int) (Changes, error) {
-	var ch Changes
-	if err := c.deleteMaster(idx, &ch); err != nil {
-		return ch, err
+	if err := c.deleteMaster(idx); err != nil {
+		return Changes{}, err
 	}
-	return ch, c.addMaster(idx, &ch)
+	if _, err := c.createMaster(idx); err != nil {
+		return Changes{}, err
+	}
+	ch, err := c.deploy()
+	ch.Deleted = union(ch.Deleted, []string{instanceName("master", idx)})
+	return ch, err
 }
 
 // AddWorker creates one more worker and waits until every other worker routes to its subnet.
@@ -117,40 +126,14 @@ func (c *Cluster) AddWorker() (Changes, error) {
 	return ch, c.waitForRoutes(w)
 }
 
-func (c *Cluster) addMaster(idx int, ch *Changes) error {
-	c.Logf("creating master/%d", idx)
-	if _, err := c.createMaster(idx); err != nil {
-		return err
-	}
-	step, err := c.deploy()
-	ch.merge(step)
-	return err
-}
-
-// deleteMaster drains master idx (cfcr-etcd's drain: member remove), deletes its VM and deploys the rest.
-func (c *Cluster) deleteMaster(idx int, ch *Changes) error {
-	c.Logf("deleting master/%d (drain: member remove)", idx)
-	m := c.masters[idx]
-	var peer *master.Member
-	for _, i := range c.Masters() {
-		if i != idx {
-			peer = c.masters[i]
-			break
-		}
-	}
-	if peer == nil {
-		return bosherr.Errorf("Cannot delete master/%d: it is the last member", idx)
-	}
-	if err := m.Drain(peer); err != nil {
-		return err
-	}
-	delete(c.masters, idx)
+// deleteMaster deletes master idx as the director deletes an unneeded instance.
+func (c *Cluster) deleteMaster(idx int) error {
+	c.Logf("deleting master/%d", idx)
 	if err := c.deleteVM("master", idx); err != nil {
 		return err
 	}
-	step, err := c.deploy()
-	ch.merge(step)
-	return err
+	delete(c.masters, idx)
+	return nil
 }
 
 func (c *Cluster) freeMasterIndex() int {

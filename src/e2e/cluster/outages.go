@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/e2e/director"
-	"github.com/flannel-dns/flannel-dns/src/e2e/master"
 	"github.com/flannel-dns/flannel-dns/src/e2e/network"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
@@ -36,26 +34,25 @@ const (
 	blackHoleTable = "e2e_outage"
 )
 
-// ConfigFromEnv is the configuration of an e2e suite (a directory under src/e2e/): the etcd binaries and the
-// compiled packages from E2E_ETCD_BIN and E2E_PACKAGES, as scripts/test-e2e sets them, the cache of
-// FLANNEL_DNS_CACHE, this checkout and the upstream v0.21 manifest beside it. unset names the variables that
-// are empty ("" when none is).
+// ConfigFromEnv is the configuration of an e2e suite (a directory under src/e2e/): the compiled packages from
+// E2E_PACKAGES, as scripts/test-e2e sets it, the lane E2E_LANE names (v0.21 by default), the cache of
+// FLANNEL_DNS_CACHE and this checkout. unset names what is missing ("" when nothing is).
 func ConfigFromEnv(workDir string, logf func(format string, args ...any)) (cfg Config, unset string) {
 	repo, _ := filepath.Abs(filepath.Join("..", "..", ".."))
 	cache := os.Getenv("FLANNEL_DNS_CACHE")
 	if cache == "" {
 		cache = "/var/cache/flannel-dns"
 	}
-	cfg = Config{WorkDir: workDir, EtcdBin: os.Getenv("E2E_ETCD_BIN"), Packages: os.Getenv("E2E_PACKAGES"),
-		Cache: cache, Repo: repo, Fixture: filepath.Join(repo, "..", "shared", "fixtures", "cfcr-v0.21.0.yml"), Logf: logf}
-	var missing []string
-	for name, value := range map[string]string{"E2E_ETCD_BIN": cfg.EtcdBin, "E2E_PACKAGES": cfg.Packages} {
-		if value == "" {
-			missing = append(missing, name)
-		}
+	cfg = Config{WorkDir: workDir, Packages: os.Getenv("E2E_PACKAGES"), Cache: cache, Repo: repo, Logf: logf}
+	lane, err := LaneFromEnv()
+	if err != nil {
+		return cfg, err.Error()
 	}
-	sort.Strings(missing)
-	return cfg, strings.Join(missing, " and ")
+	cfg.Lane = lane
+	if cfg.Packages == "" {
+		return cfg, "E2E_PACKAGES"
+	}
+	return cfg, ""
 }
 
 // WorkerState is what one worker shows: its processes, its subnet, and whether etcd holds its lease.
@@ -88,27 +85,27 @@ func (c *Cluster) WorkerStates() (map[string]WorkerState, error) {
 	return states, nil
 }
 
-// HaltEtcd stops etcd on the masters at indexes, keeping their data.
-func (c *Cluster) HaltEtcd(indexes ...int) {
+// HaltEtcd stops etcd on the masters at indexes (monit stop), keeping their data.
+func (c *Cluster) HaltEtcd(indexes ...int) error {
 	for _, idx := range indexes {
 		c.Logf("halting etcd on master/%d", idx)
-		c.masters[idx].Halt()
-	}
-}
-
-// ResumeEtcd starts etcd again on the masters at indexes, on their data, and waits until every master is healthy.
-func (c *Cluster) ResumeEtcd(indexes ...int) error {
-	var members []*master.Member
-	for _, idx := range c.Masters() {
-		members = append(members, c.masters[idx])
-	}
-	for _, idx := range indexes {
-		c.Logf("resuming etcd on master/%d", idx)
-		if err := c.masters[idx].Resume(members); err != nil {
+		if err := c.masters[idx].Halt(); err != nil {
 			return err
 		}
 	}
-	for _, m := range members {
+	return nil
+}
+
+// ResumeEtcd starts etcd again on the masters at indexes (monit start), on their data, and waits until every
+// master is healthy.
+func (c *Cluster) ResumeEtcd(indexes ...int) error {
+	for _, idx := range indexes {
+		c.Logf("resuming etcd on master/%d", idx)
+		if err := c.masters[idx].Resume(); err != nil {
+			return err
+		}
+	}
+	for _, m := range c.Members() {
 		if err := m.WaitHealthy(startTimeout); err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ import (
 
 // Deploy creates a cluster with the given masters and workers, to be called from a BeforeAll. It is
 // destroyed when the container ends, and any failed spec prints the end of every log first. Without
-// E2E_ETCD_BIN and E2E_PACKAGES the suite skips, or fails when E2E_REQUIRED is set (as in CI).
+// E2E_PACKAGES the suite skips, or fails when E2E_REQUIRED is set (as in CI).
 func Deploy(masters, workers int) *cluster.Cluster {
 	c := New(nil)
 	_, err := c.Deploy(masters, workers)

@@ -75,7 +75,7 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 	})
 
 	It("rides out the loss of etcd's quorum for a minute without restarting flanneld", func() {
-		c.HaltEtcd(1, 2)
+		Expect(c.HaltEtcd(1, 2)).To(Succeed())
 		DeferCleanup(func() { _ = c.ResumeEtcd(1, 2) }) // a no-op once resumed: etcd runs already
 		_, err := c.Master(0).Etcdctl("put", "/e2e/outage", "quorum")
 		Expect(err).To(HaveOccurred(), "master/0 alone still accepted a write")

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/adoption"
@@ -25,12 +24,6 @@ func run() int {
 	kubo := &cluster.Kubo{}
 	var plan adoption.Plan
 	simcluster.Flags(&cfg)
-	cache := os.Getenv("FLANNEL_DNS_CACHE")
-	if cache == "" {
-		cache = "/var/cache/flannel-dns"
-	}
-	flag.StringVar(&kubo.EtcdBin, "kubo-etcd-bin", filepath.Join(cache, "etcd-3.4"), "directory holding etcd 3.4 and etcdctl")
-	flag.StringVar(&kubo.Flanneld, "kubo-flanneld", filepath.Join(cache, "flannel-0.12.0"), "directory holding flannel v0.12.0's flanneld")
 	flag.IntVar(&plan.Masters, "masters", 3, "masters")
 	flag.IntVar(&plan.Workers, "workers", 5, "workers")
 	flag.StringVar(&plan.Recreate, "recreate", "worker/0", "the instance the roll recreates instead of updating (\"\" for none)")

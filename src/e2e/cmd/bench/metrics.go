@@ -50,7 +50,7 @@ func metrics(from *master.Member, host string) (string, error) {
 }
 
 func clientTLS(m *master.Member, host string) (*tls.Config, error) {
-	caPEM, err := os.ReadFile(m.Path(master.ConfigDir + "/ca.crt"))
+	caPEM, err := os.ReadFile(m.Path(master.ConfigDir + "/etcdctl-ca.crt"))
 	if err != nil {
 		return nil, bosherr.WrapErrorf(err, "Reading the etcd CA on %s", m.Name)
 	}
@@ -58,7 +58,7 @@ func clientTLS(m *master.Member, host string) (*tls.Config, error) {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return nil, bosherr.Errorf("No certificate in the etcd CA file on %s", m.Name)
 	}
-	cert, err := tls.LoadX509KeyPair(m.Path(master.ConfigDir+"/client.crt"), m.Path(master.ConfigDir+"/client.key"))
+	cert, err := tls.LoadX509KeyPair(m.Path(master.ConfigDir+"/etcdctl.crt"), m.Path(master.ConfigDir+"/etcdctl.key"))
 	if err != nil {
 		return nil, bosherr.WrapErrorf(err, "Loading the etcd client certificate on %s", m.Name)
 	}

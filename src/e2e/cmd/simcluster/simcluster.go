@@ -18,7 +18,6 @@ import (
 // Flags registers the flags naming the real parts and the work directory.
 func Flags(cfg *cluster.Config) {
 	flag.StringVar(&cfg.WorkDir, "work", "", "directory for the VMs' files (default: a new temporary directory)")
-	flag.StringVar(&cfg.EtcdBin, "etcd-bin", "", "directory holding etcd and etcdctl")
 	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
 	cache := os.Getenv("FLANNEL_DNS_CACHE")
 	if cache == "" {
@@ -26,7 +25,15 @@ func Flags(cfg *cluster.Config) {
 	}
 	flag.StringVar(&cfg.Cache, "cache", cache, "the build cache: the bosh CLI, bpm and bosh-dns (scripts/setup)")
 	flag.StringVar(&cfg.Repo, "repo", ".", "this checkout")
-	flag.StringVar(&cfg.Fixture, "manifest", "../shared/fixtures/cfcr-v0.21.0.yml", "the upstream CFCR manifest to deploy")
+	flag.Func("lane", "the CFCR manifest and release versions: v0.21 (default), v0.32 or current", func(name string) error {
+		lane, ok := cluster.Lanes[name]
+		if !ok {
+			return fmt.Errorf("no lane %q", name)
+		}
+		cfg.Lane = lane
+		return nil
+	})
+	cfg.Lane = cluster.Lanes["v0.21"]
 }
 
 // Session is a cluster that is torn down once: by Teardown, or on SIGINT or SIGTERM, after which the

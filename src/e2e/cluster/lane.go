@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+)
+
+// Lane is one CFCR manifest with the releases at the versions it runs: what a cluster of that generation is.
+type Lane struct {
+	Name string
+	// Fixture is the upstream manifest under ../shared/fixtures; Companion is flannel-dns's certificate
+	// ops-file for it.
+	Fixture, Companion string
+	// Release versions: bpm and bosh-dns as the manifest (or its era's runtime config) names them, cfcr-etcd,
+	// kubo and docker as it pins them, and the etcd that cfcr-etcd's package ships.
+	BPM, BoshDNS, CfcrEtcd, Kubo, Docker, Etcd string
+}
+
+// Lanes are the generations the simulated cluster runs: kubo-deployment v0.21 and v0.32 with what they pin
+// (v0.32 takes bosh-dns from bosh-deployment's runtime config of its time), and v0.21's manifest on a director
+// whose runtime config was kept current.
+var Lanes = map[string]Lane{
+	"v0.21": {Name: "v0.21", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml",
+		BPM: "0.12.2", BoshDNS: "1.8.0", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
+	"v0.32": {Name: "v0.32", Fixture: "cfcr-v0.32.0.yml", Companion: "flannel-dns-tls-etcd-v0-29-0.yml",
+		BPM: "1.0.4", BoshDNS: "1.11.0", CfcrEtcd: "1.11.1", Kubo: "0.32.0", Docker: "35.2.1", Etcd: "3.3.12"},
+	"current": {Name: "current", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml",
+		BPM: "1.4.38", BoshDNS: "1.39.28", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
+}
+
+// LaneFromEnv is the lane E2E_LANE names, v0.21 when it is unset.
+func LaneFromEnv() (Lane, error) {
+	name := os.Getenv("E2E_LANE")
+	if name == "" {
+		name = "v0.21"
+	}
+	lane, ok := Lanes[name]
+	if !ok {
+		var names []string
+		for n := range Lanes {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Lane{}, bosherr.Errorf("E2E_LANE '%s' is not one of %s", name, strings.Join(names, ", "))
+	}
+	return lane, nil
+}
+
+// The cache's layout (scripts/build-thirdparty, scripts/build-etcd-3.3): a release's unpacked source as
+// <release>-<version>, its compiled packages under compiled/.
+func (cfg Config) releaseDir(name, version string) string {
+	return filepath.Join(cfg.Cache, name+"-"+version)
+}
+
+func (cfg Config) bpmRelease() string     { return cfg.releaseDir("bpm", cfg.Lane.BPM) }
+func (cfg Config) boshDNSRelease() string { return cfg.releaseDir("bosh-dns", cfg.Lane.BoshDNS) }
+
+// etcdPackage is cfcr-etcd's compiled etcd package: bin/etcd and bin/etcdctl.
+func (cfg Config) etcdPackage() string { return filepath.Join(cfg.releaseDir("etcd", cfg.Lane.Etcd), "compiled", "etcd") }
+
+// fixture is the lane's upstream manifest: shared/ sits beside the checkout.
+func (cfg Config) fixture() string {
+	return filepath.Join(cfg.Repo, "..", "shared", "fixtures", cfg.Lane.Fixture)
+}
