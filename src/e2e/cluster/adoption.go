@@ -7,6 +7,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,17 +30,40 @@ type Kubo struct {
 func (cfg Config) kuboFlanneld() string { return filepath.Join(cfg.Cache, "flannel-0.12.0") }
 func (cfg Config) kuboEtcdctl() string  { return filepath.Join(cfg.etcdPackage(), "bin") }
 
-// etcdCertificate is the etcd server certificate's variable in a v0.21-era manifest.
-const etcdCertificate = "tls-etcd-v0-17-0"
+// kuboOpsFiles are the simulated cluster's ops-files for a cluster as kubo runs it, then the rehearsal's own.
+func (cfg Config) kuboOpsFiles() ([]string, error) {
+	certificate, err := cfg.kuboCertificate()
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{cfg.simulated(), certificate}, cfg.Kubo.OpsFiles...), nil
+}
 
-func (cfg Config) kuboOpsFiles() []string {
-	return append([]string{cfg.simulated(), filepath.Join(cfg.Repo, "src", "e2e", "manifest", "kubo.yml")}, cfg.Kubo.OpsFiles...)
+// kuboCertificate writes an ops-file that makes etcd's server certificate, before adopting, do here what it
+// does on a kubo cluster. It has a CN and no alternative names there, and kubo's etcd (built with Go 1.10) and
+// etcdctl took the CN as the name; with no alternative names, etcd 3.3 checks no peer's address either. The
+// etcd and etcdctl here are built with a Go that ignores the CN, so the certificate gets the CN's wildcard as
+// an alternative name, and, so that etcd's peer check passes for every master as it is skipped there, every
+// address a master can have here.
+func (cfg Config) kuboCertificate() (string, error) {
+	names := []string{"'*.etcd.cfcr.internal'"}
+	for addr := firstMaster; addr.Compare(lastMaster) <= 0; addr = addr.Next() {
+		names = append(names, addr.String())
+	}
+	ops := fmt.Sprintf("- type: replace\n  path: /variables/name=%s/options/alternative_names?\n  value: [%s]\n",
+		cfg.Lane.EtcdCertificate, strings.Join(names, ", "))
+	path := filepath.Join(cfg.WorkDir, "kubo-etcd-certificate.yml")
+	return path, os.WriteFile(path, []byte(ops), 0o644)
 }
 
 // loadKubo builds the deployment as it runs before adopting, and runs it: kubo's own flanneld and
 // kubo-dns-aliases where the manifest places them.
 func (c *Cluster) loadKubo(store string) error {
-	before, err := manifest.Build(c.cfg.bosh(), c.cfg.fixture(), store, c.cfg.kuboOpsFiles()...)
+	ops, err := c.cfg.kuboOpsFiles()
+	if err != nil {
+		return err
+	}
+	before, err := manifest.Build(c.cfg.source(store, ops...))
 	if err != nil {
 		return err
 	}
@@ -56,7 +80,7 @@ func (c *Cluster) Adopt(extra ...string) (Changes, error) {
 	if c.cfg.Kubo == nil || c.adopted {
 		return Changes{}, bosherr.Error("Adopt needs a cluster that started as kubo and has not adopted yet")
 	}
-	if err := forgetVariable(filepath.Join(c.cfg.WorkDir, "vars-store.yml"), etcdCertificate); err != nil {
+	if err := forgetVariable(filepath.Join(c.cfg.WorkDir, "vars-store.yml"), c.cfg.Lane.EtcdCertificate); err != nil {
 		return Changes{}, err
 	}
 	c.adopted = true

@@ -40,6 +40,10 @@ const (
 
 var gateway = netip.MustParsePrefix("192.0.2.1/24")
 
+// Masters get addresses from firstMaster on, up to lastMaster (a replaced master takes a new one); workers
+// from 192.0.2.100.
+var firstMaster, lastMaster = netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("192.0.2.49")
+
 // Config says where the real parts are.
 type Config struct {
 	WorkDir  string // scratch space for VM disks and the vars store
@@ -156,7 +160,7 @@ func New(cfg Config) (*Cluster, error) {
 	c := &Cluster{cfg: cfg, masters: map[int]*master.Member{}, workers: map[int]*worker.Worker{},
 		agents: map[string]*agent.Agent{}, ids: map[string]string{}, applied: map[string]director.Rendered{}, Prober: pods.NewProber(20 * time.Millisecond),
 		pods:   map[string][]*cni.Pod{},
-		nextIP: map[string]netip.Addr{"master": netip.MustParseAddr("192.0.2.10"), "worker": netip.MustParseAddr("192.0.2.100")}}
+		nextIP: map[string]netip.Addr{"master": firstMaster, "worker": netip.MustParseAddr("192.0.2.100")}}
 	var err error
 	if c.packages, err = cfg.packages(); err != nil {
 		return nil, err

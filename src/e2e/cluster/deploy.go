@@ -48,11 +48,11 @@ func (c *Cluster) loadDeployments() error {
 	if c.cfg.Kubo != nil && !c.adopted {
 		return c.loadKubo(store)
 	}
-	adopted, err := manifest.Build(c.cfg.bosh(), c.cfg.fixture(), store, append(c.cfg.opsFiles(), c.extraOps...)...)
+	adopted, err := manifest.Build(c.cfg.source(store, append(c.cfg.opsFiles(), c.extraOps...)...))
 	if err != nil {
 		return err
 	}
-	before, err := manifest.Build(c.cfg.bosh(), c.cfg.fixture(), store, c.cfg.simulated())
+	before, err := manifest.Build(c.cfg.source(store, c.cfg.simulated()))
 	if err != nil {
 		return err
 	}
@@ -214,6 +214,9 @@ func (c *Cluster) rolled(name string, update func() error) error {
 // newVM creates the VM of a new instance group/index at the group's next address, with its agent.
 func (c *Cluster) newVM(group string, index int) (*vm.VM, *agent.Agent, error) {
 	addr := c.nextIP[group]
+	if group == "master" && addr.Compare(lastMaster) > 0 {
+		return nil, nil, bosherr.Errorf("No master address left after %s", lastMaster)
+	}
 	c.nextIP[group] = addr.Next()
 	c.ids[instanceName(group, index)] = newID()
 	return c.bootVM(group, index, addr)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/e2e/manifest"
 )
 
 // Lane is one CFCR manifest with the releases at the versions it runs: what a cluster of that generation is.
@@ -15,6 +17,11 @@ type Lane struct {
 	// Fixture is the upstream manifest under ../shared/fixtures; Companion is flannel-dns's certificate
 	// ops-file for it.
 	Fixture, Companion string
+	// EtcdCertificate is the variable of etcd's server certificate in the manifest.
+	EtcdCertificate string
+	// DNSRuntimeConfig: bosh-dns comes from the director's runtime config (runtime-config-dns.yml beside
+	// simulated.yml), not from the manifest.
+	DNSRuntimeConfig bool
 	// Release versions: bpm and bosh-dns as the manifest (or its era's runtime config) names them, cfcr-etcd,
 	// kubo and docker as it pins them, and the etcd that cfcr-etcd's package ships.
 	BPM, BoshDNS, CfcrEtcd, Kubo, Docker, Etcd string
@@ -24,11 +31,11 @@ type Lane struct {
 // (v0.32 takes bosh-dns from bosh-deployment's runtime config of its time), and v0.21's manifest on a director
 // whose runtime config was kept current.
 var Lanes = map[string]Lane{
-	"v0.21": {Name: "v0.21", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml",
+	"v0.21": {Name: "v0.21", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
 		BPM: "0.12.2", BoshDNS: "1.8.0", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
-	"v0.32": {Name: "v0.32", Fixture: "cfcr-v0.32.0.yml", Companion: "flannel-dns-tls-etcd-v0-29-0.yml",
+	"v0.32": {Name: "v0.32", Fixture: "cfcr-v0.32.0.yml", Companion: "flannel-dns-tls-etcd-v0-29-0.yml", EtcdCertificate: "tls-etcd-v0-29-0", DNSRuntimeConfig: true,
 		BPM: "1.0.4", BoshDNS: "1.11.0", CfcrEtcd: "1.11.1", Kubo: "0.32.0", Docker: "35.2.1", Etcd: "3.3.12"},
-	"current": {Name: "current", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml",
+	"current": {Name: "current", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
 		BPM: "1.4.38", BoshDNS: "1.39.28", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
 }
 
@@ -61,6 +68,19 @@ func (cfg Config) boshDNSRelease() string { return cfg.releaseDir("bosh-dns", cf
 
 // etcdPackage is cfcr-etcd's compiled etcd package: bin/etcd and bin/etcdctl.
 func (cfg Config) etcdPackage() string { return filepath.Join(cfg.releaseDir("etcd", cfg.Lane.Etcd), "compiled", "etcd") }
+
+// source is the lane's deployment with ops-files, credentials in store.
+func (cfg Config) source(store string, opsFiles ...string) manifest.Source {
+	dir := filepath.Join(cfg.Repo, "src", "e2e", "manifest")
+	src := manifest.Source{Bosh: cfg.bosh(), Manifest: cfg.fixture(), VarsStore: store}
+	if cfg.Lane.DNSRuntimeConfig {
+		src.RuntimeConfigs = []string{filepath.Join(dir, "runtime-config-dns.yml")}
+	} else {
+		src.OpsFiles = []string{filepath.Join(dir, "bosh-dns-names.yml")}
+	}
+	src.OpsFiles = append(src.OpsFiles, opsFiles...)
+	return src
+}
 
 // fixture is the lane's upstream manifest: shared/ sits beside the checkout.
 func (cfg Config) fixture() string {

@@ -35,14 +35,30 @@ type Watch struct {
 	Min, Max time.Duration
 }
 
-// Build interpolates manifest with opsFiles, generating credentials into varsStore (shared between builds,
-// so that two deployments from one store share their credentials), and places its jobs.
-func Build(bosh, manifest, varsStore string, opsFiles ...string) (Deployment, error) {
-	raw, err := interpolate.WithVarsStore(bosh, manifest, varsStore, opsFiles...)
+// Source is what a deployment is made from: the manifest with its ops-files, and the director's runtime
+// configs, whose credentials come from VarsStore too (shared between builds, so that two deployments from one
+// store share their credentials).
+type Source struct {
+	Bosh, Manifest, VarsStore string
+	OpsFiles, RuntimeConfigs  []string
+}
+
+// Build interpolates the manifest and runtime configs, generating credentials into the vars store, and places
+// the jobs.
+func Build(src Source) (Deployment, error) {
+	raw, err := interpolate.WithVarsStore(src.Bosh, src.Manifest, src.VarsStore, src.OpsFiles...)
 	if err != nil {
 		return Deployment{}, err
 	}
-	placed, err := placement.Place(placement.Input{Manifest: raw})
+	in := placement.Input{Manifest: raw}
+	for _, rc := range src.RuntimeConfigs {
+		config, err := interpolate.WithVarsStore(src.Bosh, rc, src.VarsStore)
+		if err != nil {
+			return Deployment{}, err
+		}
+		in.RuntimeConfigs = append(in.RuntimeConfigs, config)
+	}
+	placed, err := placement.Place(in)
 	if err != nil {
 		return Deployment{}, err
 	}
