@@ -56,8 +56,8 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-func (cfg Config) bosh() string           { return filepath.Join(cfg.Cache, "bin", "bosh") }
-func (cfg Config) cniPlugins() string     { return filepath.Join(cfg.Cache, "cni-plugins", "bin") }
+func (cfg Config) bosh() string       { return filepath.Join(cfg.Cache, "bin", "bosh") }
+func (cfg Config) cniPlugins() string { return filepath.Join(cfg.Cache, "cni-plugins", "bin") }
 
 // directorLib is bosh-common's lib directory, the director's template code (scripts/build-thirdparty).
 func (cfg Config) directorLib() string {

@@ -67,7 +67,9 @@ func (cfg Config) bpmRelease() string     { return cfg.releaseDir("bpm", cfg.Lan
 func (cfg Config) boshDNSRelease() string { return cfg.releaseDir("bosh-dns", cfg.Lane.BoshDNS) }
 
 // etcdPackage is cfcr-etcd's compiled etcd package: bin/etcd and bin/etcdctl.
-func (cfg Config) etcdPackage() string { return filepath.Join(cfg.releaseDir("etcd", cfg.Lane.Etcd), "compiled", "etcd") }
+func (cfg Config) etcdPackage() string {
+	return filepath.Join(cfg.releaseDir("etcd", cfg.Lane.Etcd), "compiled", "etcd")
+}
 
 // source is the lane's deployment with ops-files, credentials in store.
 func (cfg Config) source(store string, opsFiles ...string) manifest.Source {
