@@ -120,6 +120,27 @@ var _ = Describe("the swap-in ops-files", func() {
 				Expect(hostnameError(cert, strings.Replace(boshName, "."+etcd.Name+".", ".worker.", 1))).NotTo(BeEmpty())
 			})
 
+			It("names every member exactly in etcd's peer certificate, so that bosh-dns without reverse lookups admits it", func() {
+				etcd := after.etcdGroup()
+				props := job(etcd, "etcd").Properties
+				peerCert, _ := ref(prop(props, "tls", "peer", "certificate"))
+				// etcd 3.3 checks a peer certificate's wildcard names only against a reverse lookup of the peer's
+				// address, which bosh-dns before 1.18 does not answer, and its exact names by resolving them: each
+				// per-member alias on the masters must be an exact name, since it answers its instance, healthy or not.
+				exact := map[string]bool{}
+				for _, name := range after.variable(peerCert).Options.AlternativeNames {
+					exact[name] = !strings.HasPrefix(name, "*")
+				}
+				members := 0
+				for name, targets := range renderedAliases(after, etcd) {
+					if strings.HasPrefix(targets[0], "q-i") {
+						members++
+						Expect(exact).To(HaveKeyWithValue(name, true), "per-member alias %s", name)
+					}
+				}
+				Expect(members).To(Equal(7))
+			})
+
 			It("replaces kubo-dns-aliases with cfcr-dns-aliases, named after the manifest, wherever flanneld runs", func() {
 				etcd := after.etcdGroup()
 				suffix := prop(job(etcd, "etcd").Properties, "etcd", "dns_suffix")
