@@ -137,7 +137,11 @@ func (c *Cluster) probe(ctx context.Context, client *clientv3.Client, member *pb
 		result.Err = bosherr.Error("the member has no client URL (not started yet)")
 		return result
 	}
-	result.ClientURL = member.ClientURLs[0]
+	var err error
+	if result.ClientURL, err = clientURL(member.ClientURLs); err != nil {
+		result.Err = err
+		return result
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
 	defer cancel()
 	ips, err := c.resolveHost(ctx, result.ClientURL)
