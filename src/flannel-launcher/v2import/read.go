@@ -52,7 +52,7 @@ type node struct {
 }
 
 // Read fetches everything under prefix from the v2 API of the member at endpoint (an https URL), with client
-// (mutual TLS). A prefix v2 does not have is empty Data. The v2 API is etcd's JSON over HTTP (GET
+// (mutual TLS, following no redirect: members.Cluster.HTTPClient); a redirect is an error. A prefix v2 does not have is empty Data. The v2 API is etcd's JSON over HTTP (GET
 // /v2/keys/<key>?recursive=true); one request, no client library (see the package's commit for why).
 func Read(ctx context.Context, client *http.Client, endpoint, prefix string) (Data, error) {
 	u := strings.TrimSuffix(endpoint, "/") + "/v2/keys" + (&url.URL{Path: prefix}).EscapedPath() + "?recursive=true"
@@ -71,6 +71,10 @@ func Read(ctx context.Context, client *http.Client, endpoint, prefix string) (Da
 	}
 	if len(body) > maxBody {
 		return Data{}, bosherr.Errorf("The v2 API's answer for '%s' is larger than %d bytes", prefix, maxBody)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return Data{}, bosherr.Errorf("The v2 API at '%s' answered %s to '%s' for '%s'; a redirect is not followed",
+			endpoint, resp.Status, resp.Header.Get("Location"), prefix)
 	}
 	return parse(resp.StatusCode, body, prefix)
 }
