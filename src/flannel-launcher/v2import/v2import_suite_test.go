@@ -70,9 +70,14 @@ func serverTLS(addr net.Addr) *tls.Config {
 
 // v3Client talks to the same member's v3 API with the launcher's TLS setup.
 func v3Client() *clientv3.Client {
+	return v3ClientOf(member)
+}
+
+// v3ClientOf talks to m's v3 API with the launcher's TLS setup.
+func v3ClientOf(m *etcdv2.Member) *clientv3.Client {
 	tlsConfig, err := members.TLSConfig(etcdTLS, time.Now())
 	Expect(err).NotTo(HaveOccurred())
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{member.URL}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{m.URL}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(client.Close)
 	return client
