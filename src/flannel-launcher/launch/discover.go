@@ -99,7 +99,8 @@ func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluste
 	probing.Go(func() { list, listErr = cluster.Members(ctx, client) })
 	l.importV2(ctx, cluster, client)
 	network := l.Config.Network
-	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), network.Enforce, l.Logger)
+	enforce := netconfig.Enforcement{On: network.Enforce, Record: netconfig.Record{Path: network.EnforceRecord}}
+	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger)
 	probing.Wait()
 	if listErr != nil {
 		return nil, listErr

@@ -21,6 +21,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
 	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
@@ -184,9 +185,26 @@ var _ = Describe("flannel-launcher check", func() {
 	It("is ready with a different network config when network.enforce would replace it", func() {
 		putNetworkConfig(cfg, `{"Network":"198.18.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
 		cfg.Network.Enforce = true
+		cfg.Network.EnforceRecord = filepath.Join(GinkgoT().TempDir(), "network-config.enforced")
 		report, status := checkJSON()
 		Expect(status).To(Equal(0))
 		Expect(report.NetworkConfig.State).To(Equal("different"))
+		Expect(report.Warnings).To(BeEmpty())
+	})
+
+	// A node not yet updated while a roll changes the network config, once the first updated node replaced it.
+	It("warns that flanneld would run on a different stored config when this node enforced its own before", func() {
+		putNetworkConfig(cfg, `{"Network":"198.18.0.0/15","SubnetLen":24,"Backend":{"Type":"vxlan"}}`)
+		cfg.Network.Enforce = true
+		record := netconfig.Record{Path: filepath.Join(GinkgoT().TempDir(), "network-config.enforced")}
+		Expect(record.Save(cfg.Etcd.NetworkConfigKey(), cfg.Network.Desired())).To(Succeed())
+		cfg.Network.EnforceRecord = record.Path
+
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(0))
+		Expect(session.Out).To(gbytes.Say(`READY: yes, flanneld could start now\nWARNING: the network config at '%s' differs from the desired one; `+
+			`flanneld would run on the stored one: this node enforced its desired config before, so the stored one is taken as newer`,
+			cfg.Etcd.NetworkConfigKey()))
 	})
 
 	It("exits 2 on a bad config", func() {
@@ -198,6 +216,24 @@ var _ = Describe("flannel-launcher check", func() {
 })
 
 func putNetworkConfig(cfg config.Config, value string) {
+	withEtcd(cfg, func(ctx context.Context, etcd *clientv3.Client) {
+		_, err := etcd.Put(ctx, cfg.Etcd.NetworkConfigKey(), value)
+		Expect(err).NotTo(HaveOccurred())
+	})
+}
+
+func storedNetworkConfig(cfg config.Config) (value string) {
+	withEtcd(cfg, func(ctx context.Context, etcd *clientv3.Client) {
+		resp, err := etcd.Get(ctx, cfg.Etcd.NetworkConfigKey())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Kvs).To(HaveLen(1))
+		value = string(resp.Kvs[0].Value)
+	})
+	return value
+}
+
+// withEtcd gives do a client of the suite cluster's first member, with cfg's TLS files.
+func withEtcd(cfg config.Config, do func(ctx context.Context, etcd *clientv3.Client)) {
 	tlsConfig, err := members.TLSConfig(cfg.Etcd, time.Now())
 	Expect(err).NotTo(HaveOccurred())
 	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
@@ -206,6 +242,5 @@ func putNetworkConfig(cfg config.Config, value string) {
 	defer etcd.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = etcd.Put(ctx, cfg.Etcd.NetworkConfigKey(), value)
-	Expect(err).NotTo(HaveOccurred())
+	do(ctx, etcd)
 }
