@@ -38,6 +38,9 @@ type Options struct {
 	ServerCert func(ca *pki.CA, m *Member, alias string) (pki.Pair, error)
 	// TLSMinVersion is etcd's tls-min-version ("TLS1.3"); empty: etcd's default (TLS 1.2).
 	TLSMinVersion string
+	// Name gives member i its name in etcd (any bytes etcd takes, for tests of how names are shown); nil:
+	// "member-N". Its host name is member-N.<Domain> either way.
+	Name func(i int) string
 }
 
 // DefaultServerCert covers the alias, the member's host name and its address.
@@ -109,8 +112,11 @@ func (c *Cluster) plan(ca *pki.CA, opts Options) error {
 		issue = DefaultServerCert
 	}
 	for i, ip := range ips {
-		m := &Member{Name: fmt.Sprintf("member-%d", i), IP: ip, caFile: ca.CertFile}
-		m.Host = m.Name + "." + opts.Domain
+		label := fmt.Sprintf("member-%d", i)
+		m := &Member{Name: label, Host: label + "." + opts.Domain, IP: ip, caFile: ca.CertFile}
+		if opts.Name != nil {
+			m.Name = opts.Name(i)
+		}
 		m.ClientURL = "https://" + net.JoinHostPort(m.Host, strconv.Itoa(port))
 		if m.peerPort, err = loopback.FreePort([]net.IP{ip}); err != nil {
 			return err
