@@ -189,6 +189,8 @@ var _ = Describe("Load", func() {
 		Entry("unknown backend", "network.backend_type", "vxlam", "network.backend_type: must be one of vxlan, host-gw, udp, wireguard, ipip, ipsec, alloc, got 'vxlam'"),
 		Entry("VNI out of range", "network.vni", 1<<24, "network.vni: must be between 1 and 16777215, got 16777216"),
 		Entry("backend port out of range", "network.port", -1, "network.port: must be a port between 1 and 65535, got -1"),
+		Entry("relative enforce record", "network.enforce_record", "network-config.enforced",
+			"network.enforce_record: must be an absolute path, got 'network-config.enforced'"),
 		Entry("bad public IP", "flanneld.public_ip", "192.0.2", "flanneld.public_ip: must be an IP address, got '192.0.2'"),
 		Entry("two interfaces", "flanneld.iface", "eth0,eth1", "flanneld.iface: must be one interface name or address, got 'eth0,eth1'"),
 		Entry("ip_masq as a string", "flanneld.ip_masq", "yes", `flanneld.ip_masq: must be true or false, got "yes"`),
@@ -224,6 +226,23 @@ var _ = Describe("Load", func() {
 		set(doc, "network.backend_type", "host-gw")
 		_, err := load()
 		Expect(problemsOf(err)).To(ConsistOf("network.vni: only applies to the vxlan backend, but backend_type is 'host-gw'"))
+	})
+
+	It("wants the enforce record with network.enforce, and not without", func() {
+		set(doc, "network.enforce", true)
+		_, err := load()
+		Expect(problemsOf(err)).To(ConsistOf("network.enforce_record: is required when network.enforce is true " +
+			"(the file in which the launcher keeps which network config it last enforced)"))
+
+		set(doc, "network.enforce_record", "/var/vcap/data/flanneld/network-config.enforced")
+		cfg, err := load()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cfg.Network.EnforceRecord).To(Equal("/var/vcap/data/flanneld/network-config.enforced"))
+
+		set(doc, "network.enforce", false)
+		delete(doc["network"].(map[string]any), "enforce_record")
+		_, err = load()
+		Expect(err).NotTo(HaveOccurred())
 	})
 
 	It("rejects a backoff cap below the first backoff", func() {

@@ -79,6 +79,13 @@ func (n Network) validate(p *problems) {
 		p.add("network.vni", "must be between 1 and 16777215, got %d", n.VNI)
 	}
 	checkPort(p, "network.port", n.Port, true)
+	switch {
+	case n.EnforceRecord != "":
+		checkAbsolute(p, "network.enforce_record", n.EnforceRecord)
+	case n.Enforce:
+		p.add("network.enforce_record", "is required when network.enforce is true (the file in which the launcher keeps "+
+			"which network config it last enforced)")
+	}
 }
 
 func (f Flanneld) validate(p *problems) {

@@ -102,7 +102,8 @@ func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluste
 		return nil, err
 	}
 	network := l.Config.Network
-	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), network.Enforce, l.Logger)
+	enforce := netconfig.Enforcement{On: network.Enforce, Record: netconfig.Record{Path: network.EnforceRecord}}
+	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger)
 	probing.Wait()
 	if listErr != nil {
 		return nil, listErr

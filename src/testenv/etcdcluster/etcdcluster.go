@@ -41,6 +41,9 @@ type Options struct {
 	// ClientURLs gives the client URLs member m advertises (and etcd lists), in place of m.ClientURL. The member
 	// serves an http one in clear text on its address and that URL's port, beside its TLS port.
 	ClientURLs func(m *Member) []string
+	// Name gives member i its name in etcd (any bytes etcd takes, for tests of how names are shown); nil:
+	// "member-N". Its host name is member-N.<Domain> either way.
+	Name func(i int) string
 }
 
 // DefaultServerCert covers the alias, the member's host name and its address.
@@ -113,8 +116,11 @@ func (c *Cluster) plan(ca *pki.CA, opts Options) error {
 		issue = DefaultServerCert
 	}
 	for i, ip := range ips {
-		m := &Member{Name: fmt.Sprintf("member-%d", i), IP: ip, caFile: ca.CertFile}
-		m.Host = m.Name + "." + opts.Domain
+		label := fmt.Sprintf("member-%d", i)
+		m := &Member{Name: label, Host: label + "." + opts.Domain, IP: ip, caFile: ca.CertFile}
+		if opts.Name != nil {
+			m.Name = opts.Name(i)
+		}
 		m.ClientURL = "https://" + net.JoinHostPort(m.Host, strconv.Itoa(port))
 		if m.peerPort, err = loopback.FreePort([]net.IP{ip}); err != nil {
 			return err
