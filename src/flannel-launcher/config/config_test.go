@@ -189,7 +189,11 @@ var _ = Describe("Load", func() {
 		Entry("unknown backend", "network.backend_type", "vxlam", "network.backend_type: must be one of vxlan, host-gw, udp, wireguard, ipip, ipsec, alloc, got 'vxlam'"),
 		Entry("VNI out of range", "network.vni", 1<<24, "network.vni: must be between 1 and 16777215, got 16777216"),
 		Entry("backend port out of range", "network.port", -1, "network.port: must be a port between 1 and 65535, got -1"),
-		Entry("bad public IP", "flanneld.public_ip", "192.0.2", "flanneld.public_ip: must be an IP address, got '192.0.2'"),
+		Entry("bad public IP", "flanneld.public_ip", "192.0.2", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '192.0.2'"),
+		// flanneld's IPv4 lease path panicked on these, and monit restarted it without end.
+		Entry("IPv6 public IP", "flanneld.public_ip", "2001:db8::1", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '2001:db8::1'"),
+		Entry("public IP with a zone", "flanneld.public_ip", "fe80::1%eth0", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got 'fe80::1%eth0'"),
+		Entry("public IP as IPv4 in IPv6", "flanneld.public_ip", "::ffff:192.0.2.7", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '::ffff:192.0.2.7'"),
 		Entry("two interfaces", "flanneld.iface", "eth0,eth1", "flanneld.iface: must be one interface name or address, got 'eth0,eth1'"),
 		Entry("ip_masq as a string", "flanneld.ip_masq", "yes", `flanneld.ip_masq: must be true or false, got "yes"`),
 		Entry("duration without a unit", "timing.probe_timeout", "5", `timing.probe_timeout: must be a duration such as "5s", got '5'`),

@@ -84,8 +84,9 @@ func (n Network) validate(p *problems) {
 func (f Flanneld) validate(p *problems) {
 	checkAbsolute(p, "flanneld.path", f.Path)
 	checkAbsolute(p, "flanneld.subnet_file", f.SubnetFile)
-	if f.PublicIP != "" && net.ParseIP(f.PublicIP) == nil {
-		p.add("flanneld.public_ip", "must be an IP address, got '%s'", f.PublicIP)
+	// flanneld's IPv4 lease path panics on any other address (an IPv6 one, IPv4 written as IPv6).
+	if ip, err := netip.ParseAddr(f.PublicIP); f.PublicIP != "" && (err != nil || !ip.Is4()) {
+		p.add("flanneld.public_ip", "must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '%s'", f.PublicIP)
 	}
 	if strings.ContainsAny(f.Iface, " \t\n,") {
 		p.add("flanneld.iface", "must be one interface name or address, got '%s'", f.Iface)
