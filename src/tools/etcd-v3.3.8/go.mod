@@ -1,5 +1,5 @@
 // Builds etcd and etcdctl v3.3.8, the etcd of cfcr-etcd-release v1.4.0 (kubo-deployment v0.21), for the
-// simulated cluster (scripts/build-etcd-v3.3). etcd v3.3 has no go.mod: the requirements below pin exactly what
+// simulated cluster (scripts/build-etcd-3.3). etcd v3.3 has no go.mod: the requirements below pin exactly what
 // the tag's cmd/vendor holds (its glide.lock's commits, as pseudo-versions where no tag names them).
 // `go 1.21`: the build runs with GOTOOLCHAIN=go1.21.13, the oldest Go the module proxy serves as a toolchain,
 // the nearest to the Go 1.9.7 that upstream compiled v3.3.8 with.
