@@ -71,6 +71,7 @@ var _ = Describe("flanneld's launcher config", func() {
 		want.Etcd.CertFile = "/var/vcap/jobs/flanneld/config/etcd-client.crt"
 		want.Etcd.KeyFile = "/var/vcap/jobs/flanneld/config/etcd-client.key"
 		want.Network.CIDR = "10.200.0.0/16"
+		want.Network.EnforceRecord = "/var/vcap/data/flanneld/network-config.enforced"
 		Expect(cfg).To(Equal(want))
 	})
 

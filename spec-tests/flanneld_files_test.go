@@ -83,6 +83,14 @@ var _ = Describe("flanneld's other files", func() {
 			Expect(process.EphemeralDisk).To(BeTrue(), "bpm mounts /var/vcap/data/flanneld only with ephemeral_disk")
 			Expect(filepath.Dir(statusFile)).To(Equal("/var/vcap/data/" + flanneld.Name))
 		})
+
+		It("keeps the record of the network config it enforced in that directory too, enforce on or off", func() {
+			for _, enforce := range []bool{true, false} {
+				rendered, err := renderConfig(map[string]interface{}{"enforce-network-config": enforce})
+				Expect(err).NotTo(HaveOccurred())
+				Expect(filepath.Dir(lookup(rendered, "network.enforce_record").(string))).To(Equal(filepath.Dir(statusFile)))
+			}
+		})
 	})
 
 	Describe("bin/pre-start", func() {

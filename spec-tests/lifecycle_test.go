@@ -1,10 +1,13 @@
 package spectests_test
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -69,9 +72,69 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			Expect(script).To(ContainSubstring("sysctl -q -w net.ipv4.ip_forward=1\n"))
 		})
 
-		It("removes an earlier run's status unless flanneld still runs, then hands over to bpm", func() {
-			Expect(script).To(ContainSubstring("if ! /var/vcap/jobs/bpm/bin/bpm pid flanneld >/dev/null 2>&1; then\n  rm -f " + statusFile + "\nfi\n"))
+		It("hands over to bpm", func() {
 			Expect(script).To(HaveSuffix("\nexec /var/vcap/jobs/bpm/bin/bpm start flanneld\n"))
+		})
+
+		// clearStatus runs the script's lines that clear an earlier run's status, as root under `set -euo
+		// pipefail`, with a bpm that says whether flanneld runs and the status file moved into a temporary
+		// directory (the rest of the script changes the host).
+		clearStatus := func(status string, flanneldRuns bool) (string, error) {
+			block := regexp.MustCompile(`(?ms)^if ! /var/vcap/jobs/bpm/bin/bpm pid flanneld .*?^fi\n`).FindString(script)
+			Expect(block).To(ContainSubstring(statusFile))
+			bpm := filepath.Join(GinkgoT().TempDir(), "bpm")
+			Expect(os.WriteFile(bpm, []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", map[bool]int{true: 0, false: 1}[flanneldRuns])), 0o755)).To(Succeed())
+			block = strings.ReplaceAll(strings.ReplaceAll(block, "/var/vcap/jobs/bpm/bin/bpm", bpm), statusFile, status)
+			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+block).CombinedOutput()
+			return string(out), err
+		}
+
+		// flanneld's container (vcap) can write in the status file's directory: whatever it left at the path,
+		// monit's start must not fail on it, and nothing the path leads to is touched.
+		DescribeTable("removes whatever is at the status path unless flanneld still runs",
+			func(plant func(path string) (kept string)) {
+				status := filepath.Join(GinkgoT().TempDir(), "status.json")
+				kept := plant(status)
+				out, err := clearStatus(status, false)
+				Expect(err).NotTo(HaveOccurred(), out)
+				_, err = os.Lstat(status)
+				Expect(err).To(MatchError(os.ErrNotExist))
+				if kept != "" {
+					Expect(kept).To(BeAnExistingFile())
+				}
+			},
+			Entry("nothing", func(path string) string { return "" }),
+			Entry("an earlier run's status", func(path string) string {
+				Expect(os.WriteFile(path, []byte(`{"state": "ready"}`), 0o600)).To(Succeed())
+				return ""
+			}),
+			Entry("a directory with files in it", func(path string) string {
+				Expect(os.MkdirAll(filepath.Join(path, "sub"), 0o755)).To(Succeed())
+				Expect(os.WriteFile(filepath.Join(path, "sub", "x"), nil, 0o600)).To(Succeed())
+				return ""
+			}),
+			Entry("a named pipe", func(path string) string {
+				Expect(syscall.Mkfifo(path, 0o600)).To(Succeed())
+				return ""
+			}),
+			Entry("a link to /dev/zero", func(path string) string {
+				Expect(os.Symlink("/dev/zero", path)).To(Succeed())
+				return "/dev/zero"
+			}),
+			Entry("a link to a directory", func(path string) string {
+				target := GinkgoT().TempDir()
+				Expect(os.WriteFile(filepath.Join(target, "precious"), nil, 0o600)).To(Succeed())
+				Expect(os.Symlink(target, path)).To(Succeed())
+				return filepath.Join(target, "precious")
+			}),
+		)
+
+		It("leaves the status of a flanneld that still runs", func() {
+			status := filepath.Join(GinkgoT().TempDir(), "status.json")
+			Expect(os.WriteFile(status, []byte(`{"state": "ready"}`), 0o600)).To(Succeed())
+			out, err := clearStatus(status, true)
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(status).To(BeAnExistingFile())
 		})
 	})
 

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cloudfoundry/bosh-utils v0.0.552
+	github.com/google/renameio/v2 v2.0.2
 	github.com/miekg/dns v1.1.73
 	github.com/vishvananda/netlink v1.3.1
 	go.etcd.io/etcd/api/v3 v3.6.16

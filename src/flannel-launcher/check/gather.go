@@ -15,8 +15,8 @@ import (
 
 // Gather looks at everything `run` needs before it starts flanneld, in the same order, without writing to
 // etcd. It is ready when `run` would start flanneld now and every alias address that answers presents a
-// certificate that verifies. A stored network config that differs from the desired one while network.enforce
-// is false is a warning: `run` starts flanneld on the stored one.
+// certificate that verifies. A stored network config that differs from the desired one is a warning when `run`
+// would start flanneld on the stored one: network.enforce is false, or this node enforced its config before.
 func Gather(ctx context.Context, cfg config.Config, resolver members.Resolver, logger boshlog.Logger) Report {
 	network := cfg.Network
 	report := Report{
@@ -65,7 +65,7 @@ func (r *Report) gather(ctx context.Context, cfg config.Config, resolver members
 	}
 	r.addMembers(list)
 	status, err := netconfig.Read(ctx, client, cfg.Etcd.NetworkConfigKey(), cfg.Network.Desired())
-	r.addNetworkConfig(status, err, cfg.Network.Enforce)
+	r.addNetworkConfig(status, err, cfg.Network)
 }
 
 func (r *Report) checkServerCerts(ctx context.Context, cluster *members.Cluster, ips []net.IP) bool {
@@ -99,7 +99,7 @@ func (r *Report) addMembers(list []members.Member) {
 	}
 }
 
-func (r *Report) addNetworkConfig(status netconfig.Status, err error, enforce bool) {
+func (r *Report) addNetworkConfig(status netconfig.Status, err error, network config.Network) {
 	if err != nil {
 		r.NetworkConfig.Error = err.Error()
 		r.problem(err)
@@ -108,9 +108,24 @@ func (r *Report) addNetworkConfig(status netconfig.Status, err error, enforce bo
 	r.NetworkConfig.State = string(status.State)
 	r.NetworkConfig.Existing = string(status.Existing)
 	r.NetworkConfig.Differences = status.Differences
-	if status.State == netconfig.Different && !enforce {
+	if status.State != netconfig.Different {
+		return
+	}
+	if !network.Enforce {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the network config at '%s' differs from the desired one; "+
 			"flanneld would run on the stored one (network.enforce is false)", status.Key))
+		return
+	}
+	// What `run` decides with enforce on; see netconfig.Enforcement.
+	enforcedBefore, err := netconfig.Record{Path: network.EnforceRecord}.Holds(status.Key, status.Desired)
+	switch {
+	case err != nil:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s; flanneld would replace the stored network config, as on a node "+
+			"without a record", err))
+	case enforcedBefore:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the network config at '%s' differs from the desired one; "+
+			"flanneld would run on the stored one: this node enforced its desired config before, so the stored one "+
+			"is taken as newer (network.enforce replaces a different config once per change of the desired one)", status.Key))
 	}
 }
 

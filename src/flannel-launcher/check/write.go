@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,14 +10,20 @@ import (
 	"time"
 )
 
-// WriteJSON writes the report as one indented JSON document.
+// WriteJSON writes the report as one indented JSON document, with every control character escaped.
 func (r Report) WriteJSON(w io.Writer) error {
-	encoder := json.NewEncoder(w)
+	var out bytes.Buffer
+	encoder := json.NewEncoder(&out)
 	encoder.SetIndent("", "  ")
-	return encoder.Encode(r)
+	if err := encoder.Encode(r); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSON(out.Bytes()))
+	return err
 }
 
-// WriteTable writes the report as sections of aligned columns for a terminal.
+// WriteTable writes the report as sections of aligned columns for a terminal. Every value is escaped (see
+// escape) before it reaches the layout.
 func (r Report) WriteTable(w io.Writer) error {
 	var out strings.Builder
 	r.writeAlias(&out)
@@ -30,17 +37,17 @@ func (r Report) WriteTable(w io.Writer) error {
 
 func (r Report) writeAlias(out *strings.Builder) {
 	if r.Alias.Error != "" {
-		fmt.Fprintf(out, "ALIAS %s: %s\n\n", r.Alias.Name, r.Alias.Error)
+		show(out, "ALIAS %s: %s\n\n", r.Alias.Name, r.Alias.Error)
 		return
 	}
-	fmt.Fprintf(out, "ALIAS %s: %s\n\n", r.Alias.Name, strings.Join(r.Alias.Addresses, ", "))
+	show(out, "ALIAS %s: %s\n\n", r.Alias.Name, strings.Join(r.Alias.Addresses, ", "))
 }
 
 func (r Report) writeServerCerts(out *strings.Builder) {
 	table := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(table, "SERVER CERTIFICATE AT\tCOVERS ALIAS\tEXPIRES\tERROR")
 	for _, cert := range r.ServerCerts {
-		fmt.Fprintf(table, "%s\t%s\t%s\t%s\n", cert.Address, yesNo(cert.CoversAlias), expiry(cert.NotAfter), dash(cert.Error))
+		show(table, "%s\t%s\t%s\t%s\n", cert.Address, yesNo(cert.CoversAlias), expiry(cert.NotAfter), dash(cert.Error))
 	}
 	table.Flush() // writes into a strings.Builder, which does not fail
 	out.WriteString("\n")
@@ -50,7 +57,7 @@ func (r Report) writeMembers(out *strings.Builder) {
 	table := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(table, "MEMBER\tCLIENT URL\tRESOLVES\tHEALTHY\tLEADER\tVERSION\tRTT\tERROR")
 	for _, m := range r.Members {
-		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.ClientURL, yesNo(m.Resolves), yesNo(m.Healthy),
+		show(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.ClientURL, yesNo(m.Resolves), yesNo(m.Healthy),
 			yesNo(m.Leader), dash(m.Version), rtt(m), dash(m.Error))
 	}
 	table.Flush() // writes into a strings.Builder, which does not fail
@@ -59,16 +66,16 @@ func (r Report) writeMembers(out *strings.Builder) {
 
 func (r Report) writeNetworkConfig(out *strings.Builder) {
 	n := r.NetworkConfig
-	fmt.Fprintf(out, "NETWORK CONFIG %s: %s\n", n.Key, n.State)
+	show(out, "NETWORK CONFIG %s: %s\n", n.Key, n.State)
 	if n.Existing != "" {
-		fmt.Fprintf(out, "  stored:  %s\n", n.Existing)
+		show(out, "  stored:  %s\n", n.Existing)
 	}
-	fmt.Fprintf(out, "  desired: %s\n", n.Desired)
+	show(out, "  desired: %s\n", n.Desired)
 	for _, difference := range n.Differences {
-		fmt.Fprintf(out, "  differs: %s\n", difference)
+		show(out, "  differs: %s\n", difference)
 	}
 	if n.Error != "" {
-		fmt.Fprintf(out, "  error:   %s\n", n.Error)
+		show(out, "  error:   %s\n", n.Error)
 	}
 	out.WriteString("\n")
 }
@@ -80,11 +87,20 @@ func (r Report) writeVerdict(out *strings.Builder) {
 		out.WriteString("READY: no\n")
 	}
 	for _, problem := range r.Problems {
-		fmt.Fprintf(out, "  - %s\n", problem)
+		show(out, "  - %s\n", problem)
 	}
 	for _, warning := range r.Warnings {
-		fmt.Fprintf(out, "WARNING: %s\n", warning)
+		show(out, "WARNING: %s\n", warning)
 	}
+}
+
+// show writes format with each value escaped; the format's own tabs and newlines lay the report out.
+func show(w io.Writer, format string, values ...string) {
+	args := make([]any, len(values))
+	for i, value := range values {
+		args[i] = escape(value)
+	}
+	fmt.Fprintf(w, format, args...)
 }
 
 func yesNo(b bool) string {

@@ -3,6 +3,7 @@ package check_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -85,5 +86,33 @@ READY: no
 		Expect(decoded["server_certificates"]).To(ContainElement(
 			HaveKeyWithValue("not_after", "2027-01-02T03:04:05Z")))
 		Expect(decoded["network_config"]).To(HaveKeyWithValue("state", "different"))
+	})
+
+	// The command's specs write ESC, BEL, DEL, C1 controls, a newline and a tab through real etcd; these add
+	// what etcd cannot carry in a member name or a stored config as easily.
+	Describe("with what a terminal would act on", func() {
+		BeforeEach(func() {
+			report.Members[0].Name = "bad\xffutf8 \u202egnp.exe ünïcode \U000e0001tag"
+			report.Members[1].Error = "a\tb\rc"
+		})
+
+		It("escapes bytes that are not UTF-8, format and other unprintable runes in the table, and keeps letters", func() {
+			var out bytes.Buffer
+			Expect(report.WriteTable(&out)).To(Succeed())
+			lines := strings.Split(out.String(), "\n")
+			Expect(lines).To(ContainElement(`bad\xffutf8 \u202egnp.exe ünïcode \U000e0001tag  https://master-0.etcd.cfcr.internal:2379  ` +
+				`yes       yes      yes     3.6.16   1.2ms  -`))
+			Expect(lines).To(ContainElement(HaveSuffix(`-        -      a\tb\rc`)))
+		})
+
+		It("escapes them in the JSON as \\u escapes, surrogate pairs too, and decodes to the same text", func() {
+			var out bytes.Buffer
+			Expect(report.WriteJSON(&out)).To(Succeed())
+			Expect(out.String()).To(ContainSubstring(`"name": "bad\ufffdutf8 \u202egnp.exe ünïcode \udb40\udc01tag"`))
+			var decoded check.Report
+			Expect(json.Unmarshal(out.Bytes(), &decoded)).To(Succeed())
+			Expect(decoded.Members[0].Name).To(Equal("bad\ufffdutf8 \u202egnp.exe ünïcode \U000e0001tag"))
+			Expect(decoded.Members[1].Error).To(Equal("a\tb\rc"))
+		})
 	})
 })

@@ -5,9 +5,11 @@
 // ("cni0 already has an IP address different from ..."). When the node gets a new subnet while the bridge
 // outlives the old one (its lease expired and another node took the subnet while the job was stopped: kubo-release
 // #228), no pod starts again, and the node keeps routing the old subnet, maybe another node's by now, to its
-// bridge. Follow removes every IPv4 address of the bridge other than the new gateway: the bridge plugin adds the
-// gateway with the next pod, and pods left with an address from the old subnet are cut off, as they must be
-// (kubelet makes them again when their sandboxes are recreated).
+// bridge. Follow removes every IPv4 address of the bridge inside the pod network other than the new gateway: the
+// bridge plugin adds the gateway with the next pod, and pods left with an address from the old subnet are cut off,
+// as they must be (kubelet makes them again when their sandboxes are recreated). An address outside the pod
+// network is someone else's (an operator's, another network's) and stays, as flanneld leaves such addresses on
+// the devices it manages.
 package cnibridge
 
 import (
@@ -21,10 +23,11 @@ import (
 // Name is the bridge of the flanneld job's CNI network: its conflist names none, so the bridge plugin's default.
 const Name = "cni0"
 
-// Follow removes from bridge every IPv4 address other than gateway (FLANNEL_SUBNET, the gateway with the
-// subnet's length) and returns what it removed. A missing bridge (no pod since boot) is left alone, and so
-// are IPv6 addresses, such as the bridge's link-local one.
-func Follow(h *netlink.Handle, bridge string, gateway netip.Prefix) ([]netip.Prefix, error) {
+// Follow removes from bridge every IPv4 address inside network (FLANNEL_NETWORK) other than gateway
+// (FLANNEL_SUBNET, the gateway with the subnet's length) and returns what it removed. A missing bridge (no pod
+// since boot) is left alone, and so are addresses outside network and IPv6 addresses, such as the bridge's
+// link-local one.
+func Follow(h *netlink.Handle, bridge string, network, gateway netip.Prefix) ([]netip.Prefix, error) {
 	link, err := h.LinkByName(bridge)
 	var notFound netlink.LinkNotFoundError
 	if errors.As(err, &notFound) {
@@ -42,7 +45,7 @@ func Follow(h *netlink.Handle, bridge string, gateway netip.Prefix) ([]netip.Pre
 		ip, _ := netip.AddrFromSlice(a.IP.To4())
 		ones, _ := a.Mask.Size()
 		prefix := netip.PrefixFrom(ip, ones)
-		if prefix == gateway {
+		if prefix == gateway || !network.Contains(ip) {
 			continue
 		}
 		if err := h.AddrDel(link, &a); err != nil {

@@ -15,6 +15,8 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/cnibridge"
 )
 
+var network = netip.MustParsePrefix("198.18.0.0/15")
+
 var _ = Describe("Follow", func() {
 	var (
 		ns     string
@@ -55,7 +57,7 @@ var _ = Describe("Follow", func() {
 		bridgeWith("198.18.5.1/24")
 		Expect(ip("-4", "route", "show", "198.18.5.0/24")).To(ContainSubstring("cni0"))
 
-		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		removed, err := cnibridge.Follow(handle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(removed).To(Equal([]netip.Prefix{netip.MustParsePrefix("198.18.5.1/24")}))
 		Expect(ip("-4", "addr", "show", "cni0")).NotTo(ContainSubstring("inet "))
@@ -65,23 +67,32 @@ var _ = Describe("Follow", func() {
 
 	It("keeps the gateway of the current subnet and removes any other", func() {
 		bridgeWith("198.18.9.1/24", "198.18.5.1/24")
-		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		removed, err := cnibridge.Follow(handle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(removed).To(Equal([]netip.Prefix{netip.MustParsePrefix("198.18.5.1/24")}))
 		Expect(ip("-4", "-o", "addr", "show", "cni0")).To(SatisfyAll(
 			ContainSubstring("inet 198.18.9.1/24"), Not(ContainSubstring("198.18.5.1"))))
 	})
 
+	It("leaves the addresses outside the pod network alone, as flanneld does with its own devices", func() {
+		bridgeWith("198.18.5.1/24", "192.0.2.7/24", "198.19.0.1/16")
+		removed, err := cnibridge.Follow(handle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(removed).To(ConsistOf(netip.MustParsePrefix("198.18.5.1/24"), netip.MustParsePrefix("198.19.0.1/16")))
+		Expect(ip("-4", "-o", "addr", "show", "cni0")).To(SatisfyAll(
+			ContainSubstring("inet 192.0.2.7/24"), Not(ContainSubstring("198.18.5.1")), Not(ContainSubstring("198.19.0.1"))))
+	})
+
 	It("changes nothing when the bridge carries the gateway already", func() {
 		bridgeWith("198.18.9.1/24")
-		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		removed, err := cnibridge.Follow(handle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(removed).To(BeEmpty())
 		Expect(ip("-4", "-o", "addr", "show", "cni0")).To(ContainSubstring("inet 198.18.9.1/24"))
 	})
 
 	It("leaves a node without a bridge alone (no pod since boot)", func() {
-		removed, err := cnibridge.Follow(handle, "cni0", netip.MustParsePrefix("198.18.9.1/24"))
+		removed, err := cnibridge.Follow(handle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(removed).To(BeEmpty())
 	})

@@ -40,6 +40,9 @@ type Network struct {
 	VNI         int    `json:"vni"`
 	Port        int    `json:"port"`
 	Enforce     bool   `json:"enforce"`
+	// EnforceRecord is the file in which the launcher keeps which network config it last enforced (package
+	// netconfig); required with Enforce.
+	EnforceRecord string `json:"enforce_record"`
 }
 
 type Flanneld struct {

@@ -189,7 +189,22 @@ var _ = Describe("Load", func() {
 		Entry("unknown backend", "network.backend_type", "vxlam", "network.backend_type: must be one of vxlan, host-gw, udp, wireguard, ipip, ipsec, alloc, got 'vxlam'"),
 		Entry("VNI out of range", "network.vni", 1<<24, "network.vni: must be between 1 and 16777215, got 16777216"),
 		Entry("backend port out of range", "network.port", -1, "network.port: must be a port between 1 and 65535, got -1"),
-		Entry("bad public IP", "flanneld.public_ip", "192.0.2", "flanneld.public_ip: must be an IP address, got '192.0.2'"),
+		Entry("relative enforce record", "network.enforce_record", "network-config.enforced",
+			"network.enforce_record: must be an absolute path, got 'network-config.enforced'"),
+		Entry("bad public IP", "flanneld.public_ip", "192.0.2", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '192.0.2'"),
+		// flanneld's IPv4 lease path panicked on these, and monit restarted it without end.
+		Entry("IPv6 public IP", "flanneld.public_ip", "2001:db8::1", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '2001:db8::1'"),
+		Entry("public IP with a zone", "flanneld.public_ip", "fe80::1%eth0", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got 'fe80::1%eth0'"),
+		Entry("public IP as IPv4 in IPv6", "flanneld.public_ip", "::ffff:192.0.2.7", "flanneld.public_ip: must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '::ffff:192.0.2.7'"),
+		Entry("DNS server on port 0", "dns.server", "169.254.0.2:0", "dns.server: must be an IP address and port such as '169.254.0.2:53', got '169.254.0.2:0'"),
+		Entry("DNS server with a zone", "dns.server", "[fe80::1%eth0]:53", "dns.server: must be an IP address and port such as '169.254.0.2:53', got '[fe80::1%eth0]:53'"),
+		Entry("prefix that is only a slash", "etcd.prefix", "/", "etcd.prefix: must be a key path such as '/coreos.com/network', got '/'"),
+		Entry("prefix with an empty part", "etcd.prefix", "/coreos.com//network", "etcd.prefix: must be a key path such as '/coreos.com/network', got '/coreos.com//network'"),
+		Entry("prefix with a carriage return", "etcd.prefix", "/coreos.com\r/network", "etcd.prefix: must be a key path such as '/coreos.com/network', got '/coreos.com\r/network'"),
+		// Go's case-insensitive [a-z] takes these two for s and k.
+		Entry("alias with a long s", "etcd.alias", "etcd.cfcr.internal\u017f", "etcd.alias: must be a DNS name, got 'etcd.cfcr.internal\u017f'"),
+		Entry("alias with a Kelvin sign", "etcd.alias", "\u212aubo.internal", "etcd.alias: must be a DNS name, got '\u212aubo.internal'"),
+		Entry("interface with a vertical tab", "flanneld.iface", "eth0\v", "flanneld.iface: must be one interface name or address, got 'eth0\v'"),
 		Entry("two interfaces", "flanneld.iface", "eth0,eth1", "flanneld.iface: must be one interface name or address, got 'eth0,eth1'"),
 		Entry("ip_masq as a string", "flanneld.ip_masq", "yes", `flanneld.ip_masq: must be true or false, got "yes"`),
 		Entry("duration without a unit", "timing.probe_timeout", "5", `timing.probe_timeout: must be a duration such as "5s", got '5'`),
@@ -224,6 +239,23 @@ var _ = Describe("Load", func() {
 		set(doc, "network.backend_type", "host-gw")
 		_, err := load()
 		Expect(problemsOf(err)).To(ConsistOf("network.vni: only applies to the vxlan backend, but backend_type is 'host-gw'"))
+	})
+
+	It("wants the enforce record with network.enforce, and not without", func() {
+		set(doc, "network.enforce", true)
+		_, err := load()
+		Expect(problemsOf(err)).To(ConsistOf("network.enforce_record: is required when network.enforce is true " +
+			"(the file in which the launcher keeps which network config it last enforced)"))
+
+		set(doc, "network.enforce_record", "/var/vcap/data/flanneld/network-config.enforced")
+		cfg, err := load()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cfg.Network.EnforceRecord).To(Equal("/var/vcap/data/flanneld/network-config.enforced"))
+
+		set(doc, "network.enforce", false)
+		delete(doc["network"].(map[string]any), "enforce_record")
+		_, err = load()
+		Expect(err).NotTo(HaveOccurred())
 	})
 
 	It("rejects a backoff cap below the first backoff", func() {

@@ -12,10 +12,16 @@ import (
 	"strings"
 )
 
+// The job template checks the same rules (spec-tests/agreement_test.go holds the two to it): ASCII only in a
+// name (Go's case-insensitive [a-z] would take U+017F and U+212A), whitespace as Ruby's \s has it.
 var (
-	dnsLabel = regexp.MustCompile(`(?i)^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	dnsLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+	keyPath  = regexp.MustCompile(`^(/[^/\t\n\v\f\r ]+)+$`)
 	backends = []string{"vxlan", "host-gw", "udp", "wireguard", "ipip", "ipsec", "alloc"}
 )
+
+// ifaceBans may not be in flanneld.iface, which names one interface.
+const ifaceBans = " \t\n\v\f\r,"
 
 // problems collects one line per bad key.
 type problems []string
@@ -42,7 +48,7 @@ func (e Etcd) validate(p *problems) {
 		p.add("etcd.alias", "must be a DNS name, got '%s'", e.Alias)
 	}
 	checkPort(p, "etcd.port", e.Port, false)
-	if !strings.HasPrefix(e.Prefix, "/") || (len(e.Prefix) > 1 && strings.HasSuffix(e.Prefix, "/")) || strings.ContainsAny(e.Prefix, " \t\n") {
+	if !keyPath.MatchString(e.Prefix) {
 		p.add("etcd.prefix", "must be a key path such as '/coreos.com/network', got '%s'", e.Prefix)
 	}
 	checkAbsolute(p, "etcd.ca_file", e.CAFile)
@@ -52,7 +58,8 @@ func (e Etcd) validate(p *problems) {
 
 func (d DNS) validate(p *problems) {
 	if d.Server != "" {
-		if _, err := netip.ParseAddrPort(d.Server); err != nil {
+		// A zone or port 0 would only fail at the first query.
+		if server, err := netip.ParseAddrPort(d.Server); err != nil || server.Port() == 0 || server.Addr().Zone() != "" {
 			p.add("dns.server", "must be an IP address and port such as '169.254.0.2:53', got '%s'", d.Server)
 		}
 		return
@@ -79,15 +86,23 @@ func (n Network) validate(p *problems) {
 		p.add("network.vni", "must be between 1 and 16777215, got %d", n.VNI)
 	}
 	checkPort(p, "network.port", n.Port, true)
+	switch {
+	case n.EnforceRecord != "":
+		checkAbsolute(p, "network.enforce_record", n.EnforceRecord)
+	case n.Enforce:
+		p.add("network.enforce_record", "is required when network.enforce is true (the file in which the launcher keeps "+
+			"which network config it last enforced)")
+	}
 }
 
 func (f Flanneld) validate(p *problems) {
 	checkAbsolute(p, "flanneld.path", f.Path)
 	checkAbsolute(p, "flanneld.subnet_file", f.SubnetFile)
-	if f.PublicIP != "" && net.ParseIP(f.PublicIP) == nil {
-		p.add("flanneld.public_ip", "must be an IP address, got '%s'", f.PublicIP)
+	// flanneld's IPv4 lease path panics on any other address (an IPv6 one, IPv4 written as IPv6).
+	if ip, err := netip.ParseAddr(f.PublicIP); f.PublicIP != "" && (err != nil || !ip.Is4()) {
+		p.add("flanneld.public_ip", "must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '%s'", f.PublicIP)
 	}
-	if strings.ContainsAny(f.Iface, " \t\n,") {
+	if strings.ContainsAny(f.Iface, ifaceBans) {
 		p.add("flanneld.iface", "must be one interface name or address, got '%s'", f.Iface)
 	}
 }

@@ -34,21 +34,37 @@ func (s SubnetFile) Written() bool {
 	return s.before == nil || !os.SameFile(s.before, now)
 }
 
-// Subnet reads FLANNEL_SUBNET from the file: the node's subnet, as the address of its gateway with the
-// subnet's length (e.g. 198.18.3.1/24).
-func (s SubnetFile) Subnet() (netip.Prefix, error) {
+// Subnets is what the subnet file says of the node's IPv4 addresses.
+type Subnets struct {
+	Network netip.Prefix // FLANNEL_NETWORK: the pod network flanneld runs on
+	Subnet  netip.Prefix // FLANNEL_SUBNET: the node's subnet, as its gateway with the subnet's length (198.18.3.1/24)
+}
+
+// Subnets reads FLANNEL_NETWORK and FLANNEL_SUBNET from the file.
+func (s SubnetFile) Subnets() (Subnets, error) {
 	data, err := os.ReadFile(s.Path)
 	if err != nil {
-		return netip.Prefix{}, bosherr.WrapErrorf(err, "Reading the subnet file '%s'", s.Path)
+		return Subnets{}, bosherr.WrapErrorf(err, "Reading the subnet file '%s'", s.Path)
 	}
+	var result Subnets
+	if result.Network, err = s.prefix(data, "FLANNEL_NETWORK"); err != nil {
+		return Subnets{}, err
+	}
+	if result.Subnet, err = s.prefix(data, "FLANNEL_SUBNET"); err != nil {
+		return Subnets{}, err
+	}
+	return result, nil
+}
+
+func (s SubnetFile) prefix(data []byte, name string) (netip.Prefix, error) {
 	for _, line := range strings.Split(string(data), "\n") {
-		if value, ok := strings.CutPrefix(line, "FLANNEL_SUBNET="); ok {
-			subnet, err := netip.ParsePrefix(strings.TrimSpace(value))
+		if value, ok := strings.CutPrefix(line, name+"="); ok {
+			prefix, err := netip.ParsePrefix(strings.TrimSpace(value))
 			if err != nil {
-				return netip.Prefix{}, bosherr.WrapErrorf(err, "FLANNEL_SUBNET in '%s'", s.Path)
+				return netip.Prefix{}, bosherr.WrapErrorf(err, "%s in '%s'", name, s.Path)
 			}
-			return subnet, nil
+			return prefix, nil
 		}
 	}
-	return netip.Prefix{}, bosherr.Errorf("No FLANNEL_SUBNET in '%s'", s.Path)
+	return netip.Prefix{}, bosherr.Errorf("No %s in '%s'", name, s.Path)
 }

@@ -47,19 +47,23 @@ var _ = Describe("SubnetFile", func() {
 		Expect(watch.Written()).To(BeFalse())
 	})
 
-	Describe("Subnet", func() {
-		It("reads FLANNEL_SUBNET", func() {
+	Describe("Subnets", func() {
+		It("reads FLANNEL_NETWORK and FLANNEL_SUBNET", func() {
 			replace("FLANNEL_NETWORK=198.18.0.0/15\nFLANNEL_SUBNET=198.18.3.1/24\nFLANNEL_MTU=1450\n")
-			Expect(flanneld.WatchSubnetFile(path).Subnet()).To(Equal(netip.MustParsePrefix("198.18.3.1/24")))
+			Expect(flanneld.WatchSubnetFile(path).Subnets()).To(Equal(flanneld.Subnets{
+				Network: netip.MustParsePrefix("198.18.0.0/15"), Subnet: netip.MustParsePrefix("198.18.3.1/24")}))
 		})
 
-		It("names the file when FLANNEL_SUBNET is missing or bad", func() {
+		It("names the file and the variable when one is missing or bad", func() {
 			replace("FLANNEL_NETWORK=198.18.0.0/15\n")
-			_, err := flanneld.WatchSubnetFile(path).Subnet()
+			_, err := flanneld.WatchSubnetFile(path).Subnets()
 			Expect(err).To(MatchError(ContainSubstring("No FLANNEL_SUBNET in '" + path + "'")))
-			replace("FLANNEL_SUBNET=198.18.3.1\n")
-			_, err = flanneld.WatchSubnetFile(path).Subnet()
+			replace("FLANNEL_NETWORK=198.18.0.0/15\nFLANNEL_SUBNET=198.18.3.1\n")
+			_, err = flanneld.WatchSubnetFile(path).Subnets()
 			Expect(err).To(MatchError(ContainSubstring("FLANNEL_SUBNET in '" + path + "'")))
+			replace("FLANNEL_SUBNET=198.18.3.1/24\n")
+			_, err = flanneld.WatchSubnetFile(path).Subnets()
+			Expect(err).To(MatchError(ContainSubstring("No FLANNEL_NETWORK in '" + path + "'")))
 		})
 	})
 })

@@ -97,9 +97,13 @@ func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluste
 	var listErr error
 	var probing sync.WaitGroup
 	probing.Go(func() { list, listErr = cluster.Members(ctx, client) })
-	l.importV2(ctx, cluster, client)
+	if err := l.importV2(ctx, cluster, client); err != nil {
+		probing.Wait()
+		return nil, err
+	}
 	network := l.Config.Network
-	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), network.Enforce, l.Logger)
+	enforce := netconfig.Enforcement{On: network.Enforce, Record: netconfig.Record{Path: network.EnforceRecord}}
+	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger)
 	probing.Wait()
 	if listErr != nil {
 		return nil, listErr

@@ -141,24 +141,26 @@ func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.Subne
 // followSubnet takes from the CNI bridge the gateway of a subnet the node no longer has, before the pods'
 // plugins read the new subnet from the file (kubo-release #228). A failure is logged: flanneld runs on.
 func (l Launcher) followSubnet(subnetFile flanneld.SubnetFile) {
-	subnet, err := subnetFile.Subnet()
+	subnets, err := subnetFile.Subnets()
 	if err != nil {
 		l.Logger.Error(logTag, "CNI bridge %s not checked against the subnet: %s", l.Bridge, err)
 		return
 	}
+	subnet := subnets.Subnet
 	handle, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		l.Logger.Error(logTag, "CNI bridge %s not checked against subnet %s: %s", l.Bridge, subnet, err)
 		return
 	}
 	defer handle.Close()
-	removed, err := cnibridge.Follow(handle, l.Bridge, subnet)
+	removed, err := cnibridge.Follow(handle, l.Bridge, subnets.Network, subnet)
 	for _, old := range removed {
 		l.Logger.Warn(logTag, "Removed %s from the CNI bridge %s: this node's subnet is now %s; pods still on the old "+
 			"subnet are cut off until they are made again", old, l.Bridge, subnet)
 	}
 	if err != nil {
-		l.Logger.Error(logTag, "CNI bridge %s keeps an address outside subnet %s, new pods will be refused: %s", l.Bridge, subnet, err)
+		l.Logger.Error(logTag, "CNI bridge %s keeps an address of pod network %s outside subnet %s, new pods will be "+
+			"refused: %s", l.Bridge, subnets.Network, subnet, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
@@ -12,9 +13,11 @@ import (
 
 // importV2 copies into v3 the leases that kubo's flanneld holds in etcd's v2 store and v3 lacks (package v2import):
 // while a cluster adopts flannel-dns, nodes still on kubo's flanneld keep their leases in v2 only. It runs on
-// every start, since a copy can expire in v3 while kubo's flanneld renews it in v2. It never keeps flanneld from
-// starting: a v2 store that cannot be read or holds no usable data is one log line.
-func (l Launcher) importV2(ctx context.Context, cluster *members.Cluster, client *clientv3.Client) {
+// every start, since a copy can expire in v3 while kubo's flanneld renews it in v2. A failure that may pass (etcd
+// without a leader or quorum, the v2 read unanswered) fails the attempt, which is retried until the startup
+// deadline: flanneld started without the leases could take a subnet a kubo node still holds. Any other failure (a
+// v2 store that holds no usable data, a network config that does not fit) is one log line, and flanneld starts.
+func (l Launcher) importV2(ctx context.Context, cluster *members.Cluster, client *clientv3.Client) error {
 	httpClient := cluster.HTTPClient()
 	defer httpClient.CloseIdleConnections()
 	prefix := l.Config.Etcd.Prefix
@@ -22,10 +25,14 @@ func (l Launcher) importV2(ctx context.Context, cluster *members.Cluster, client
 	if err == nil {
 		_, err = v2import.Import(ctx, client, prefix, l.Config.Network.Desired(), data, l.Logger)
 	}
+	var transient *v2import.TransientError
 	switch {
 	case errors.Is(err, v2import.ErrNotServed):
 		l.Logger.Debug(logTag, "etcd serves no v2 API: no leases of kubo's flanneld to import")
+	case errors.As(err, &transient):
+		return bosherr.WrapError(err, "Importing the leases of kubo's flanneld from etcd's v2 store before flanneld starts")
 	case err != nil:
 		l.Logger.Warn(logTag, "Not importing the leases of kubo's flanneld from etcd's v2 store; flanneld starts without them: %s", err)
 	}
+	return nil
 }

@@ -101,13 +101,17 @@ func (c *Cluster) Client() (*clientv3.Client, error) {
 }
 
 // HTTPClient talks HTTPS to etcd (its v2 API) with Client's TLS setup and dialer: the host name dialed is
-// verified, and for the alias the addresses that completed a handshake come first. The caller closes its idle
-// connections.
+// verified, and for the alias the addresses that completed a handshake come first. It follows no redirect: the
+// answer is the 30x itself, since a member's redirect could send the request anywhere, in clear text too. The
+// caller closes its idle connections.
 func (c *Cluster) HTTPClient() *http.Client {
 	tlsConfig := c.tls.Clone()
 	tlsConfig.NextProtos = nil // HTTP/1.1, which etcd's v2 API serves
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig,
-		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) { return c.dialer.Dial(ctx, address) }}}
+	return &http.Client{
+		Transport: &http.Transport{TLSClientConfig: tlsConfig,
+			DialContext: func(ctx context.Context, _, address string) (net.Conn, error) { return c.dialer.Dial(ctx, address) }},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // Members lists the members and probes each one's client URL in parallel, sorted by name. The list is the
@@ -137,7 +141,11 @@ func (c *Cluster) probe(ctx context.Context, client *clientv3.Client, member *pb
 		result.Err = bosherr.Error("the member has no client URL (not started yet)")
 		return result
 	}
-	result.ClientURL = member.ClientURLs[0]
+	var err error
+	if result.ClientURL, err = clientURL(member.ClientURLs); err != nil {
+		result.Err = err
+		return result
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
 	defer cancel()
 	ips, err := c.resolveHost(ctx, result.ClientURL)

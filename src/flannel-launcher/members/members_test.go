@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"regexp"
+	"strconv"
 	"time"
 
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
@@ -281,6 +283,79 @@ var _ = Describe("An etcd that accepts TLS 1.3 only", func() {
 		Expect(members.HealthyURLs(found.members)).To(Equal([]string{strict.Members[0].ClientURL}))
 	})
 })
+
+// etcd lists a member's client URLs as the member was started with them: http ones and ones with a query too.
+var _ = Describe("Members whose client URLs are not https://host:port", Ordered, func() {
+	var (
+		listed *etcdcluster.Cluster
+		plain  = map[string]string{} // member name -> its http URL
+	)
+
+	BeforeAll(func() {
+		var err error
+		listed, err = etcdcluster.Start(ca, etcdcluster.Options{Size: 3, Domain: "urls.test.internal",
+			ClientURLs: func(m *etcdcluster.Member) []string {
+				if plain[m.Name] == "" {
+					port, err := loopback.FreePort([]net.IP{m.IP})
+					Expect(err).NotTo(HaveOccurred())
+					plain[m.Name] = "http://" + net.JoinHostPort(m.Host, strconv.Itoa(port))
+				}
+				switch m.Name {
+				case "member-0":
+					return []string{m.ClientURL + "?insecure=1"}
+				case "member-1":
+					return []string{plain[m.Name]}
+				default:
+					return []string{plain[m.Name], m.ClientURL}
+				}
+			}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(listed.Close)
+	})
+
+	BeforeEach(func() { listed.Publish(dns) })
+
+	It("leaves out a member with only such URLs, naming it and the URL, and takes a member's https one", func() {
+		cfg := launcherConfig()
+		cfg.Etcd.Alias, cfg.Etcd.Port = listed.Alias, listed.Port
+
+		found, err := discover(cfg)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(members.HealthyURLs(found.members)).To(Equal([]string{listed.Members[2].ClientURL}))
+		Expect(byName(found.members, "member-1").Answered).To(BeFalse(), "it was asked in clear text")
+		Expect(found.logs).To(gbytes.Say(`Member 'member-0' at %s\?insecure=1 is left out: its client URL is not of the form https://host:port`,
+			regexp.QuoteMeta(listed.Members[0].ClientURL)))
+		Expect(found.logs).To(gbytes.Say(`Member 'member-1' at %s is left out: its client URL is not of the form https://host:port`,
+			regexp.QuoteMeta(plain["member-1"])))
+	})
+})
+
+var _ = DescribeTable("CheckClientURL",
+	func(raw string, ok bool) {
+		err := members.CheckClientURL(raw)
+		if ok {
+			Expect(err).NotTo(HaveOccurred())
+		} else {
+			Expect(err).To(MatchError("its client URL is not of the form https://host:port"))
+		}
+	},
+	Entry("a host name and port", "https://member-0.etcd.test.internal:2379", true),
+	Entry("an IPv4 address", "https://192.0.2.10:2379", true),
+	Entry("an IPv6 address in brackets", "https://[2001:db8::10]:2379", true),
+	Entry("http", "http://member-0.etcd.test.internal:2379", false),
+	Entry("unixs", "unixs://member-0:2379", false),
+	Entry("no port", "https://member-0.etcd.test.internal", false),
+	Entry("an empty port", "https://member-0.etcd.test.internal:", false),
+	Entry("a path", "https://member-0.etcd.test.internal:2379/v3", false),
+	Entry("a trailing slash", "https://member-0.etcd.test.internal:2379/", false),
+	Entry("a query", "https://member-0.etcd.test.internal:2379?x=1", false),
+	Entry("an empty query", "https://member-0.etcd.test.internal:2379?", false),
+	Entry("a fragment", "https://member-0.etcd.test.internal:2379#x", false),
+	Entry("a user", "https://user:secret@member-0.etcd.test.internal:2379", false),
+	Entry("no host", "https://:2379", false),
+	Entry("not a URL", "https://[2001:db8::10:2379", false),
+)
 
 var _ = Describe("TLS problems", func() {
 	It("names the alias a server certificate does not cover", func() {

@@ -1,7 +1,7 @@
 // Package netconfig makes sure flannel's network config exists at <prefix>/config without ever overwriting
 // a different one unless told to.
 //
-//	result, err := netconfig.Ensure(ctx, client, key, desired, enforce, logger)  // read; create if absent
+//	result, err := netconfig.Ensure(ctx, client, key, desired, enforcement, logger)  // read; create if absent
 //	status, err := netconfig.Read(ctx, client, key, desired)                     // read only, for check
 package netconfig
 
@@ -61,22 +61,37 @@ type Result struct {
 	Status
 	Created     bool
 	Overwritten bool
+	// KeptNewer: the stored config differs and was left as it is although enforce is on, because this node
+	// enforced its desired config before.
+	KeptNewer bool
 }
 
 // Ensure reads the config first from the member it asks, which needs no leader, so that a start during a
 // leader election or a quorum loss does not wait on a write it does not need. It writes only when the config is
-// absent there, or different and enforce is set; see write.
-func Ensure(ctx context.Context, kv clientv3.KV, key string, desired []byte, enforce bool, logger boshlog.Logger) (Result, error) {
+// absent there, or different while enforce is on and this node's record does not name its desired config; see
+// write. With enforce on, once the stored config equals the desired one, the record is made to name it; with
+// enforce off, the record is removed, so that turning enforce on enforces once on every node.
+func Ensure(ctx context.Context, kv clientv3.KV, key string, desired []byte, enforce Enforcement, logger boshlog.Logger) (Result, error) {
+	if !enforce.On {
+		enforce.forget(logger)
+	}
 	status, err := Read(ctx, kv, key, desired)
 	switch {
 	case err != nil:
 		return Result{}, err
 	case status.State == Equal:
+		enforce.remember(key, desired, logger)
 		return Result{Status: status}, nil
-	case status.State == Different && !enforce:
+	case status.State == Different && !enforce.On:
 		return leave(status, logger), nil
+	case status.State == Different && enforce.enforcedBefore(key, desired, logger):
+		return keepNewer(status, logger), nil
 	}
-	return write(ctx, kv, key, desired, enforce, logger)
+	result, err := write(ctx, kv, key, desired, enforce.On, logger)
+	if err == nil && (result.Created || result.Overwritten || result.State == Equal) {
+		enforce.remember(key, desired, logger)
+	}
+	return result, err
 }
 
 // write creates the config when the key does not exist, in a transaction that writes only if it still does
@@ -108,6 +123,13 @@ func leave(status Status, logger boshlog.Logger) Result {
 	return Result{Status: status}
 }
 
+func keepNewer(status Status, logger boshlog.Logger) Result {
+	logger.Warn(logTag, "The network config at '%s' differs from the desired one and is left as it is: this node enforced "+
+		"its desired config before, so the stored one is newer than what this node was rendered with (network.enforce "+
+		"replaces a different config once per change of the desired one): %v", status.Key, status.Differences)
+	return Result{Status: status, KeptNewer: true}
+}
+
 func overwrite(ctx context.Context, kv clientv3.KV, status Status, logger boshlog.Logger) (Result, error) {
 	written, err := txn(ctx, kv, status.Key, status.Desired, clientv3.Compare(clientv3.ModRevision(status.Key), "=", status.modRevision))
 	if err != nil {
@@ -116,7 +138,8 @@ func overwrite(ctx context.Context, kv clientv3.KV, status Status, logger boshlo
 	if !written {
 		return Result{Status: status}, bosherr.Errorf("The network config at '%s' changed while it was being replaced; not overwritten", status.Key)
 	}
-	logger.Warn(logTag, "Replaced the network config at '%s' (network.enforce is true): %v", status.Key, status.Differences)
+	logger.Warn(logTag, "Replaced the network config at '%s' (network.enforce is true, and this node's desired config "+
+		"changed since it last enforced one, or it has no record of that): %v", status.Key, status.Differences)
 	return Result{Status: status, Overwritten: true}, nil
 }
 

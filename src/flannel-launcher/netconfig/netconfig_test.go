@@ -2,6 +2,7 @@ package netconfig_test
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,7 +17,19 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
-var desired = config.Network{CIDR: "198.18.0.0/16", SubnetLen: 24, BackendType: "vxlan"}.Desired()
+var (
+	desired = config.Network{CIDR: "198.18.0.0/16", SubnetLen: 24, BackendType: "vxlan"}.Desired()
+	off     = netconfig.Enforcement{}
+)
+
+func enforcing(record netconfig.Record) netconfig.Enforcement {
+	return netconfig.Enforcement{On: true, Record: record}
+}
+
+// newRecord is a record path of the spec's own, with no file there yet.
+func newRecord() netconfig.Record {
+	return netconfig.Record{Path: filepath.Join(GinkgoT().TempDir(), "network-config.enforced")}
+}
 
 var _ = Describe("Ensure", func() {
 	var (
@@ -46,7 +59,7 @@ var _ = Describe("Ensure", func() {
 	It("creates an absent config", func() {
 		logger, logs := testlog.New()
 
-		result, err := netconfig.Ensure(ctx, client, key, desired, false, logger)
+		result, err := netconfig.Ensure(ctx, client, key, desired, off, logger)
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.Created).To(BeTrue())
@@ -68,7 +81,7 @@ var _ = Describe("Ensure", func() {
 			wg.Go(func() {
 				logger, _ := testlog.New()
 				<-start
-				results[i], errs[i] = netconfig.Ensure(ctx, clients[i], key, desired, false, logger)
+				results[i], errs[i] = netconfig.Ensure(ctx, clients[i], key, desired, off, logger)
 			})
 		}
 		close(start)
@@ -91,7 +104,7 @@ var _ = Describe("Ensure", func() {
 		put(`{ "SubnetLen": 24, "Backend": {"Type": "vxlan"}, "Network": "198.18.0.0/16" }`)
 		before := stored().Kvs[0].ModRevision
 
-		result, err := netconfig.Ensure(ctx, client, key, desired, true, newLoggerOnly())
+		result, err := netconfig.Ensure(ctx, client, key, desired, enforcing(newRecord()), newLoggerOnly())
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.Created || result.Overwritten).To(BeFalse())
@@ -104,7 +117,7 @@ var _ = Describe("Ensure", func() {
 		put(existing)
 		logger, logs := testlog.New()
 
-		result, err := netconfig.Ensure(ctx, client, key, desired, false, logger)
+		result, err := netconfig.Ensure(ctx, client, key, desired, off, logger)
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.State).To(Equal(netconfig.Different))
@@ -121,7 +134,7 @@ var _ = Describe("Ensure", func() {
 	It("reports a stored value that is not JSON as different", func() {
 		put("not json")
 
-		result, err := netconfig.Ensure(ctx, client, key, desired, false, newLoggerOnly())
+		result, err := netconfig.Ensure(ctx, client, key, desired, off, newLoggerOnly())
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.State).To(Equal(netconfig.Different))
@@ -132,7 +145,7 @@ var _ = Describe("Ensure", func() {
 		put(`{"Network":"198.19.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
 		logger, logs := testlog.New()
 
-		result, err := netconfig.Ensure(ctx, client, key, desired, true, logger)
+		result, err := netconfig.Ensure(ctx, client, key, desired, enforcing(newRecord()), logger)
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.Overwritten).To(BeTrue())
@@ -145,7 +158,7 @@ var _ = Describe("Ensure", func() {
 		interloper := `{"Network":"198.19.0.0/16","SubnetLen":26,"Backend":{"Type":"udp"}}`
 		kv := writeAfterGet{KV: client, key: key, value: interloper}
 
-		_, err := netconfig.Ensure(ctx, kv, key, desired, true, newLoggerOnly())
+		_, err := netconfig.Ensure(ctx, kv, key, desired, enforcing(newRecord()), newLoggerOnly())
 
 		Expect(err).To(MatchError(ContainSubstring("changed while it was being replaced")))
 		Expect(string(stored().Kvs[0].Value)).To(Equal(interloper))
@@ -215,7 +228,7 @@ var _ = Describe("With the quorum lost", Ordered, func() {
 	}
 
 	It("finds an equal config without writing", func() {
-		result, err := netconfig.Ensure(withTimeout(), client, "/quorum/equal/config", desired, false, newLoggerOnly())
+		result, err := netconfig.Ensure(withTimeout(), client, "/quorum/equal/config", desired, off, newLoggerOnly())
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.State).To(Equal(netconfig.Equal))
@@ -224,11 +237,21 @@ var _ = Describe("With the quorum lost", Ordered, func() {
 	It("leaves a different config alone, with enforce off, and reports the differences", func() {
 		logger, logs := testlog.New()
 
-		result, err := netconfig.Ensure(withTimeout(), client, "/quorum/different/config", desired, false, logger)
+		result, err := netconfig.Ensure(withTimeout(), client, "/quorum/different/config", desired, off, logger)
 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.State).To(Equal(netconfig.Different))
 		Expect(logs).To(gbytes.Say("differs from the desired one and is left as it is"))
+	})
+
+	It("leaves a different config alone, with enforce on and this node's desired config enforced before", func() {
+		record := newRecord()
+		Expect(record.Save("/quorum/different/config", desired)).To(Succeed())
+
+		result, err := netconfig.Ensure(withTimeout(), client, "/quorum/different/config", desired, enforcing(record), newLoggerOnly())
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.KeptNewer).To(BeTrue())
 	})
 
 	It("reads for check as Ensure does", func() {
@@ -239,7 +262,7 @@ var _ = Describe("With the quorum lost", Ordered, func() {
 	})
 
 	It("fails, naming the write, when the config is absent and must be created", func() {
-		_, err := netconfig.Ensure(withTimeout(), client, "/quorum/absent/config", desired, false, newLoggerOnly())
+		_, err := netconfig.Ensure(withTimeout(), client, "/quorum/absent/config", desired, off, newLoggerOnly())
 
 		Expect(err).To(MatchError(ContainSubstring("Writing the network config at '/quorum/absent/config'")))
 	})
@@ -259,3 +282,4 @@ func (w writeAfterGet) Get(ctx context.Context, key string, opts ...clientv3.OpO
 	}
 	return resp, err
 }
+

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -99,6 +100,14 @@ var _ = Describe("Waiter", func() {
 		Eventually(waitInBackground(300 * time.Millisecond)).Should(Receive(&got))
 		Expect(got.err).To(MatchError(ContainSubstring("the launcher wrote no status to '" + statusFile + "'")))
 		Expect(seen).NotTo(Receive())
+	})
+
+	It("gives up at the timeout when a named pipe sits at the status path, saying what is there", func() {
+		Expect(syscall.Mkfifo(statusFile, 0o600)).To(Succeed())
+		DeferCleanup(unblockReader, statusFile)
+		var got result
+		Eventually(waitInBackground(300 * time.Millisecond)).Should(Receive(&got))
+		Expect(got.err).To(MatchError(MatchRegexp(`^No status after \d+s: .*'%s' is not a regular file but a named pipe`, statusFile)))
 	})
 
 	It("keeps waiting through a status file that is missing for a while, as between two runs", func() {

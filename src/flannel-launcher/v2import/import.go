@@ -2,8 +2,11 @@ package v2import
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -14,7 +17,7 @@ import (
 // Result is what Import copied.
 type Result struct {
 	Leases  []string // the keys written to v3
-	LeftOut []string // v2 leases that do not read as flannel's, with the reason
+	LeftOut []string // v2 leases that do not read as flannel's, or that v3 cannot take, with the reason
 }
 
 // Client is what Import needs of etcd's v3 client.
@@ -24,10 +27,12 @@ type Client interface {
 }
 
 // Import copies into v3 each lease of data that v3 lacks: neither its key nor its node's address is there (a
-// node that holds a v3 lease has moved on to flannel-dns, and its old v2 lease must not come back). Each key goes
-// in only while it is still absent, with a v3 lease of the TTL it has left. The leases must belong to the network
-// flanneld uses: the v3 network config's, or desired's while v3 has none. The network config itself is not
-// copied: netconfig writes desired, which kubo wrote to v2 from the same property.
+// node that holds a v3 lease has moved on to flannel-dns, and its old v2 lease must not come back), and no v3 lease
+// overlaps its subnet. Each key goes in only while it is still absent, with a v3 lease of the TTL it has left; a
+// lease etcd refuses (a TTL it will not grant, a value larger than it takes) is left out alone, with the reason.
+// The leases must belong to the network flanneld uses: the v3 network config's, or desired's while v3 has none.
+// The network config itself is not copied: netconfig writes desired, which kubo wrote to v2 from the same
+// property. A failure that may pass on a later attempt is a *TransientError.
 func Import(ctx context.Context, client Client, prefix string, desired []byte, data Data, logger boshlog.Logger) (Result, error) {
 	var result Result
 	if len(data.Leases) == 0 {
@@ -37,31 +42,42 @@ func Import(ctx context.Context, client Client, prefix string, desired []byte, d
 	if err != nil {
 		return result, err
 	}
-	result.LeftOut = v2.leftOut
+	refused := map[string]string{} // key: why v3 cannot take the lease
+	result.Leases, err = copyLacking(ctx, client, prefix, desired, v2, refused)
+	result.LeftOut = slices.Concat(v2.leftOut, reasons(refused))
+	if err != nil {
+		return result, err
+	}
+	logResult(logger, result, v2, refused)
+	return result, nil
+}
+
+// copyLacking writes the leases v3 lacks until it lacks none that it can take, and returns the keys it wrote.
+func copyLacking(ctx context.Context, client Client, prefix string, desired []byte, v2 checked, refused map[string]string) ([]string, error) {
+	var written []string
 	for attempt := 1; ; attempt++ {
 		v3, err := readV3(ctx, client, prefix, desired)
 		if err != nil {
-			return result, err
+			return written, err
 		}
 		if v3.network != v2.network {
-			return result, bosherr.Errorf("The v2 network config names %s, flanneld's (in v3 or to be written) %s; "+
+			return written, bosherr.Errorf("The v2 network config names %s, flanneld's (in v3 or to be written) %s; "+
 				"the v2 leases would be outside it", v2.network, v3.network)
 		}
-		todo := v3.lacks(v2.leases)
+		todo := v3.lacks(v2.leases, refused)
 		if len(todo) == 0 {
-			break
+			return written, nil
 		}
 		if attempt > maxAttempts {
-			return result, bosherr.Errorf("The v3 store kept changing under %d attempts to import %d leases", maxAttempts, len(todo))
+			return written, &TransientError{Err: bosherr.Errorf("The v3 store kept changing under %d attempts to import %d leases",
+				maxAttempts, len(todo))}
 		}
-		written, err := write(ctx, client, todo)
-		result.Leases = append(result.Leases, written...)
+		keys, err := write(ctx, client, todo, batch, refused)
+		written = append(written, keys...)
 		if err != nil {
-			return result, err
+			return written, err
 		}
 	}
-	logResult(logger, result, v2)
-	return result, nil
 }
 
 // maxAttempts bounds the reads and writes when other launchers import at the same time: each attempt after a
@@ -71,7 +87,8 @@ const maxAttempts = 5
 type v3State struct {
 	network netip.Prefix
 	keys    map[string]bool
-	nodes   map[string]bool // PublicIPs that hold a v3 lease
+	nodes   map[string]bool         // PublicIPs that hold a v3 lease
+	subnets map[string]netip.Prefix // key: the subnet of each v3 lease
 }
 
 // readV3 reads the network config (desired when absent) and the leases; linearizable, since writes follow.
@@ -79,7 +96,7 @@ func readV3(ctx context.Context, kv clientv3.KV, prefix string, desired []byte) 
 	config := desired
 	resp, err := kv.Get(ctx, strings.TrimSuffix(prefix, "/")+"/config")
 	if err != nil {
-		return v3State{}, bosherr.WrapError(err, "Reading the v3 network config")
+		return v3State{}, transient(bosherr.WrapError(err, "Reading the v3 network config"), err)
 	}
 	if len(resp.Kvs) > 0 {
 		config = resp.Kvs[0].Value
@@ -88,50 +105,90 @@ func readV3(ctx context.Context, kv clientv3.KV, prefix string, desired []byte) 
 	if err != nil {
 		return v3State{}, bosherr.WrapError(err, "The v3 network config (or the desired one)")
 	}
-	state := v3State{network: network, keys: map[string]bool{}, nodes: map[string]bool{}}
+	state := v3State{network: network, keys: map[string]bool{}, nodes: map[string]bool{}, subnets: map[string]netip.Prefix{}}
 	if resp, err = kv.Get(ctx, strings.TrimSuffix(prefix, "/")+"/subnets/", clientv3.WithPrefix()); err != nil {
-		return v3State{}, bosherr.WrapError(err, "Reading the v3 leases")
+		return v3State{}, transient(bosherr.WrapError(err, "Reading the v3 leases"), err)
 	}
 	for _, kv := range resp.Kvs {
 		state.keys[string(kv.Key)] = true
 		if node, err := nodeOf(kv.Value); err == nil {
 			state.nodes[node] = true
 		}
+		if subnet, err := SubnetOf(string(kv.Key), prefix); err == nil {
+			state.subnets[string(kv.Key)] = subnet
+		}
 	}
 	return state, nil
 }
 
-func (s v3State) lacks(leases []lease) []lease {
+// lacks is the leases v3 lacks and can take. A lease whose subnet overlaps a v3 lease's under another key goes
+// into refused: its node and that lease's would both route the common addresses.
+func (s v3State) lacks(leases []lease, refused map[string]string) []lease {
 	var todo []lease
 	for _, l := range leases {
-		if !s.keys[l.Key] && !s.nodes[l.node] {
-			todo = append(todo, l)
+		if _, no := refused[l.Key]; no || s.keys[l.Key] || s.nodes[l.node] {
+			continue
 		}
+		if key := s.overlapping(l.subnet); key != "" {
+			refused[l.Key] = fmt.Sprintf("subnet %s overlaps the v3 lease at '%s'", l.subnet, key)
+			continue
+		}
+		todo = append(todo, l)
 	}
 	return todo
+}
+
+func (s v3State) overlapping(subnet netip.Prefix) string {
+	for key, other := range s.subnets {
+		if other.Overlaps(subnet) {
+			return key
+		}
+	}
+	return ""
 }
 
 // batch is how many leases one transaction carries: etcd allows 128 operations per transaction by default
 // (--max-txn-ops), comparisons and puts counted apart.
 const batch = 100
 
-// write puts the leases in batches, each one transaction that writes only if none of its keys exists yet; it
-// returns the keys it wrote, and stops at a batch that found a key there (another launcher was quicker).
-func write(ctx context.Context, client Client, leases []lease) ([]string, error) {
+// write puts the leases in transactions of size leases at most and returns the keys it wrote. A transaction that
+// found a key there (another launcher was quicker) writes nothing; the next read sees what the other one wrote.
+func write(ctx context.Context, client Client, leases []lease, size int, refused map[string]string) ([]string, error) {
 	var written []string
-	for start := 0; start < len(leases); start += batch {
-		part := leases[start:min(start+batch, len(leases))]
-		ok, err := writeBatch(ctx, client, part)
-		if err != nil || !ok {
+	for start := 0; start < len(leases); start += size {
+		keys, err := writePart(ctx, client, leases[start:min(start+size, len(leases))], refused)
+		written = append(written, keys...)
+		if err != nil {
 			return written, err
-		}
-		for _, l := range part {
-			written = append(written, l.Key)
 		}
 	}
 	return written, nil
 }
 
+// writePart writes leases in one transaction; when etcd refuses it (not a *TransientError), one by one, so that a
+// lease etcd refuses keeps out only itself (into refused, with etcd's reason).
+func writePart(ctx context.Context, client Client, leases []lease, refused map[string]string) ([]string, error) {
+	ok, err := writeBatch(ctx, client, leases)
+	var passing *TransientError
+	switch {
+	case err == nil && ok:
+		keys := make([]string, len(leases))
+		for i, l := range leases {
+			keys[i] = l.Key
+		}
+		return keys, nil
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &passing):
+		return nil, err
+	case len(leases) == 1:
+		refused[leases[0].Key] = fmt.Sprintf("etcd refused it: %s", err)
+		return nil, nil
+	}
+	return write(ctx, client, leases, 1, refused)
+}
+
+// writeBatch writes leases in one transaction if none of their keys exists yet, and tells whether it did.
 func writeBatch(ctx context.Context, client Client, leases []lease) (bool, error) {
 	var granted []clientv3.LeaseID
 	revoke := func() {
@@ -145,7 +202,7 @@ func writeBatch(ctx context.Context, client Client, leases []lease) (bool, error
 		grant, err := client.Grant(ctx, l.TTL)
 		if err != nil {
 			revoke()
-			return false, bosherr.WrapErrorf(err, "Granting a v3 lease of %d s for '%s'", l.TTL, l.Key)
+			return false, transient(bosherr.WrapErrorf(err, "Granting a v3 lease of %d s for '%s'", l.TTL, l.Key), err)
 		}
 		granted = append(granted, grant.ID)
 		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(l.Key), "=", 0))
@@ -156,15 +213,19 @@ func writeBatch(ctx context.Context, client Client, leases []lease) (bool, error
 		revoke()
 	}
 	if err != nil {
-		return false, bosherr.WrapErrorf(err, "Writing %d leases to v3", len(leases))
+		return false, transient(bosherr.WrapErrorf(err, "Writing %d leases to v3", len(leases)), err)
 	}
 	return resp.Succeeded, nil
 }
 
-func logResult(logger boshlog.Logger, result Result, v2 checked) {
-	if len(result.LeftOut) > 0 {
+func logResult(logger boshlog.Logger, result Result, v2 checked, refused map[string]string) {
+	if len(v2.leftOut) > 0 {
 		logger.Warn(logTag, "Left out %d of the v2 store's leases, which flannel would not read either: %s",
-			len(result.LeftOut), strings.Join(result.LeftOut, "; "))
+			len(v2.leftOut), strings.Join(v2.leftOut, "; "))
+	}
+	if len(refused) > 0 {
+		logger.Warn(logTag, "Left out %d of the v2 store's leases that v3 cannot take: %s", len(refused),
+			strings.Join(reasons(refused), "; "))
 	}
 	if len(result.Leases) == 0 {
 		return
@@ -180,6 +241,15 @@ func logResult(logger boshlog.Logger, result Result, v2 checked) {
 		}
 	}
 	logger.Info(logTag, "Imported %d leases of kubo's flanneld from the v2 store into v3: %s", len(copied), strings.Join(copied, ", "))
+}
+
+// reasons are "<key>: <reason>", by key.
+func reasons(refused map[string]string) []string {
+	var lines []string
+	for _, key := range slices.Sorted(maps.Keys(refused)) {
+		lines = append(lines, fmt.Sprintf("%s: %s", key, refused[key]))
+	}
+	return lines
 }
 
 const logTag = "v2import"

@@ -2,9 +2,11 @@ package v2import_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/v2import"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdv2"
 	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
@@ -152,6 +155,8 @@ var _ = Describe("Import", func() {
 			_, err = v2import.Import(ctx, v3, prefix, desired, read(), logger)
 
 			Expect(err).To(MatchError(ContainSubstring("The v2 network config names 198.18.0.0/15, flanneld's (in v3 or to be written) 198.18.0.0/16")))
+			var transient *v2import.TransientError
+			Expect(errors.As(err, &transient)).To(BeFalse(), "retrying cannot make the networks agree")
 			Expect(v3Leases()).To(BeEmpty())
 		})
 	})
@@ -200,6 +205,53 @@ var _ = Describe("Import", func() {
 		Expect(v3Leases()).To(BeEmpty())
 	})
 
+	// etcd takes a request up to 1.5 MiB and a lease TTL up to 9,000,000,000 s. The v2 store takes a larger value;
+	// a TTL beyond etcd's comes only as data (v2 turns one that large into no TTL, its expiry time overflowing).
+	It("copies the other leases when etcd refuses one, and names each refused one", func() {
+		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
+		putV2("198.18.7.0-24", "192.0.2.7", 3600)
+		oversized := fmt.Sprintf(`{"PublicIP":"192.0.2.9","BackendType":"vxlan","Padding":"%s"}`, strings.Repeat("x", 1600<<10))
+		Expect(member.Put(prefix+"/subnets/198.18.9.0-24", oversized, 3600)).To(Succeed())
+		putV2("198.18.10.0-24", "192.0.2.10", 60)
+		data := read()
+		data.Leases = append(data.Leases, v2import.Lease{Key: prefix + "/subnets/198.18.8.0-24",
+			Value: []byte(leaseValue("192.0.2.8")), TTL: 9_100_000_000})
+		logger, logs := testlog.New()
+
+		result, err := v2import.Import(ctx, v3, prefix, desired, data, logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Leases).To(ConsistOf(prefix+"/subnets/198.18.7.0-24", prefix+"/subnets/198.18.10.0-24"))
+		Expect(v3Leases()).To(HaveLen(2))
+		Expect(result.LeftOut).To(HaveLen(2))
+		Expect(logs).To(gbytes.Say(`Left out 2 of the v2 store's leases that v3 cannot take: `))
+		Expect(string(logs.Contents())).To(And(MatchRegexp(`198.18.8.0-24: etcd refused it: .*too large lease TTL`),
+			MatchRegexp(`198.18.9.0-24: etcd refused it: .*request is too large`)))
+	})
+
+	It("leaves out a v2 lease whose subnet overlaps a v3 lease under another key", func() {
+		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
+		putV2("198.18.7.0-24", "192.0.2.7", 3600)
+		putV2("198.18.8.0-24", "192.0.2.8", 3600)
+		putV2("198.18.17.0-24", "192.0.2.17", 3600)
+		grant, err := v3.Grant(ctx, 600)
+		Expect(err).NotTo(HaveOccurred())
+		for _, subnet := range []string{"198.18.8.128-25", "198.18.16.0-20"} {
+			_, err = v3.Put(ctx, prefix+"/subnets/"+subnet, leaseValue("192.0.2.80"), clientv3.WithLease(grant.ID))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		logger, logs := testlog.New()
+
+		result, err := v2import.Import(ctx, v3, prefix, desired, read(), logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Leases).To(ConsistOf(prefix + "/subnets/198.18.7.0-24"))
+		Expect(v3Leases()).To(HaveLen(3))
+		Expect(string(logs.Contents())).To(And(
+			ContainSubstring("198.18.8.0-24: subnet 198.18.8.0/24 overlaps the v3 lease at '%s/subnets/198.18.8.128-25'", prefix),
+			ContainSubstring("198.18.17.0-24: subnet 198.18.17.0/24 overlaps the v3 lease at '%s/subnets/198.18.16.0-20'", prefix)))
+	})
+
 	It("copies more leases than etcd takes in one transaction", func() {
 		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
 		for i := range 150 {
@@ -212,5 +264,51 @@ var _ = Describe("Import", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(result.Leases).To(HaveLen(150))
 		Expect(v3Leases()).To(HaveLen(150))
+	})
+})
+
+// A start while etcd has lost its quorum: the v2 store still answers reads, v3 takes no write and answers no
+// linearizable read.
+var _ = Describe("Import while etcd has no quorum", Ordered, func() {
+	var (
+		three  []*etcdv2.Member
+		prefix = uniquePrefix()
+	)
+
+	BeforeAll(func() {
+		var err error
+		three, err = etcdv2.StartCluster(suiteCA, nil, 3)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			for _, m := range three {
+				m.Close()
+			}
+		})
+		Expect(three[0].Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
+		Expect(three[0].Put(prefix+"/subnets/198.18.7.0-24", leaseValue("192.0.2.7"), 3600)).To(Succeed())
+		three[1].Stop()
+		three[2].Stop()
+	})
+
+	It("fails with a TransientError, and imports once the quorum is back", func() {
+		v3 := v3ClientOf(three[0])
+		data, err := v2import.Read(context.Background(), httpClient(), three[0].URL, prefix)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(data.Leases).To(HaveLen(1))
+		logger, _ := testlog.New()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+
+		_, err = v2import.Import(ctx, v3, prefix, desired, data, logger)
+
+		var transient *v2import.TransientError
+		Expect(errors.As(err, &transient)).To(BeTrue(), "not a TransientError: %v", err)
+
+		Expect(three[1].Restart()).To(Succeed())
+		Expect(three[2].Restart()).To(Succeed())
+		Expect(three[0].WaitReady(time.Minute)).To(Succeed())
+		result, err := v2import.Import(context.Background(), v3, prefix, desired, data, logger)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Leases).To(ConsistOf(prefix + "/subnets/198.18.7.0-24"))
 	})
 })

@@ -8,7 +8,8 @@
 //
 // Read never writes, and nothing here writes to v2. Import writes to v3 only what v3 lacks, each key only if it is
 // still absent, in one transaction (or a few, for clusters beyond etcd's 128 operations per transaction): of
-// launchers that start together, one copies each key. A lease keeps the TTL it has left in v2.
+// launchers that start together, one copies each key. A lease keeps the TTL it has left in v2; one that etcd
+// refuses is left out alone. A failure that may pass is a *TransientError, for the caller to retry.
 package v2import
 
 import (
@@ -52,7 +53,8 @@ type node struct {
 }
 
 // Read fetches everything under prefix from the v2 API of the member at endpoint (an https URL), with client
-// (mutual TLS). A prefix v2 does not have is empty Data. The v2 API is etcd's JSON over HTTP (GET
+// (mutual TLS, following no redirect: members.Cluster.HTTPClient); a redirect is an error. No answer, or a
+// server error, is a *TransientError. A prefix v2 does not have is empty Data. The v2 API is etcd's JSON over HTTP (GET
 // /v2/keys/<key>?recursive=true); one request, no client library (see the package's commit for why).
 func Read(ctx context.Context, client *http.Client, endpoint, prefix string) (Data, error) {
 	u := strings.TrimSuffix(endpoint, "/") + "/v2/keys" + (&url.URL{Path: prefix}).EscapedPath() + "?recursive=true"
@@ -62,15 +64,19 @@ func Read(ctx context.Context, client *http.Client, endpoint, prefix string) (Da
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return Data{}, bosherr.WrapErrorf(err, "Reading '%s' from the v2 API", prefix)
+		return Data{}, &TransientError{Err: bosherr.WrapErrorf(err, "Reading '%s' from the v2 API", prefix)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return Data{}, bosherr.WrapErrorf(err, "Reading the v2 API's answer for '%s'", prefix)
+		return Data{}, &TransientError{Err: bosherr.WrapErrorf(err, "Reading the v2 API's answer for '%s'", prefix)}
 	}
 	if len(body) > maxBody {
 		return Data{}, bosherr.Errorf("The v2 API's answer for '%s' is larger than %d bytes", prefix, maxBody)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return Data{}, bosherr.Errorf("The v2 API at '%s' answered %s to '%s' for '%s'; a redirect is not followed",
+			endpoint, resp.Status, resp.Header.Get("Location"), prefix)
 	}
 	return parse(resp.StatusCode, body, prefix)
 }
@@ -87,7 +93,11 @@ func parse(status int, body []byte, prefix string) (Data, error) {
 	case status == http.StatusNotFound:
 		return Data{}, ErrNotServed
 	case status != http.StatusOK:
-		return Data{}, bosherr.Errorf("The v2 API answered %d for '%s': %s", status, prefix, excerpt(body))
+		err := bosherr.Errorf("The v2 API answered %d for '%s': %s", status, prefix, excerpt(body))
+		if status >= http.StatusInternalServerError {
+			return Data{}, &TransientError{Err: err}
+		}
+		return Data{}, err
 	case jsonErr != nil:
 		return Data{}, bosherr.WrapErrorf(jsonErr, "The v2 API's answer for '%s' is not JSON: %s", prefix, excerpt(body))
 	}

@@ -2,10 +2,12 @@ package v2import_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync/atomic"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -67,6 +69,29 @@ var _ = Describe("Read", func() {
 
 		Expect(err).To(MatchError(ContainSubstring("Reading '/test-")))
 		Expect(err).To(MatchError(ContainSubstring(closed.Listener.Addr().String())))
+		Expect(errors.As(err, new(*v2import.TransientError))).To(BeTrue(), "the member may be back on the next attempt")
+	})
+
+	It("follows no redirect, and fails naming it", func() {
+		var followed atomic.Int32
+		elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			followed.Add(1)
+			_, _ = w.Write([]byte(`{"node":{"key":"/","dir":true}}`))
+		}))
+		DeferCleanup(elsewhere.Close)
+		redirecting := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, elsewhere.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		}))
+		redirecting.TLS = serverTLS(redirecting.Listener.Addr())
+		redirecting.StartTLS()
+		DeferCleanup(redirecting.Close)
+
+		_, err := v2import.Read(ctx, httpClient(), redirecting.URL, "/coreos.com/network")
+
+		Expect(err).To(MatchError(HavePrefix("The v2 API at '%s' answered 307 Temporary Redirect to '%s/v2/keys/coreos.com/network?recursive=true' "+
+			"for '/coreos.com/network'; a redirect is not followed", redirecting.URL, elsewhere.URL)))
+		Expect(followed.Load()).To(BeZero())
+		Expect(errors.As(err, new(*v2import.TransientError))).To(BeFalse(), "a redirect is not retried")
 	})
 
 	It("fails with an excerpt when the answer is not the v2 API's JSON", func() {
@@ -78,6 +103,7 @@ var _ = Describe("Read", func() {
 		_, err := v2import.Read(ctx, http.DefaultClient, garbage.URL, uniquePrefix())
 
 		Expect(err).To(MatchError(ContainSubstring("is not JSON: <html>not etcd</html>")))
+		Expect(errors.As(err, new(*v2import.TransientError))).To(BeFalse(), "an answer that is not etcd's is not retried")
 	})
 
 	It("fails on another status, with the answer", func() {
@@ -90,5 +116,6 @@ var _ = Describe("Read", func() {
 
 		Expect(err).To(MatchError(ContainSubstring("answered 500")))
 		Expect(err).To(MatchError(ContainSubstring("raft internal error")))
+		Expect(errors.As(err, new(*v2import.TransientError))).To(BeTrue(), "a server error may pass")
 	})
 })

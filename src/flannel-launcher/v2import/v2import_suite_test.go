@@ -1,12 +1,15 @@
 package v2import_test
 
 import (
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -46,20 +49,35 @@ func uniquePrefix() string {
 	return fmt.Sprintf("/test-%d-%d/network", GinkgoParallelProcess(), prefixes.Add(1))
 }
 
-// httpClient is the launcher's TLS setup over HTTP, as the v2 reader gets it.
+// httpClient is the launcher's own client for the v2 API (members.Cluster.HTTPClient), as the v2 reader gets it.
 func httpClient() *http.Client {
-	tlsConfig, err := members.TLSConfig(etcdTLS, time.Now())
+	cluster, err := members.New(config.Config{Etcd: etcdTLS}, nil, boshlog.NewLogger(boshlog.LevelNone))
 	Expect(err).NotTo(HaveOccurred())
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	client := cluster.HTTPClient()
 	DeferCleanup(client.CloseIdleConnections)
 	return client
 }
 
+// serverTLS is a server's TLS setup with a certificate from the suite's CA for addr's IP, which the launcher's
+// client verifies.
+func serverTLS(addr net.Addr) *tls.Config {
+	pair, err := suiteCA.Issue(pki.Server("v2-test", nil, []net.IP{addr.(*net.TCPAddr).IP}))
+	Expect(err).NotTo(HaveOccurred())
+	cert, err := tls.LoadX509KeyPair(pair.CertFile, pair.KeyFile)
+	Expect(err).NotTo(HaveOccurred())
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
 // v3Client talks to the same member's v3 API with the launcher's TLS setup.
 func v3Client() *clientv3.Client {
+	return v3ClientOf(member)
+}
+
+// v3ClientOf talks to m's v3 API with the launcher's TLS setup.
+func v3ClientOf(m *etcdv2.Member) *clientv3.Client {
 	tlsConfig, err := members.TLSConfig(etcdTLS, time.Now())
 	Expect(err).NotTo(HaveOccurred())
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{member.URL}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{m.URL}, TLS: tlsConfig, DialTimeout: 10 * time.Second})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(client.Close)
 	return client

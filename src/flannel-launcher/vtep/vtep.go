@@ -22,6 +22,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"github.com/vishvananda/netlink"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 )
@@ -29,32 +30,46 @@ import (
 // Node is the external interface flanneld uses and the node's addresses, found as flanneld finds them.
 type Node struct {
 	Link     netlink.Link
-	Addr     net.IP // the interface's first IPv4 address: the VXLAN source
+	Addr     net.IP // the VXLAN source address
 	PublicIP net.IP // flanneld.public_ip, or Addr: what the node's lease names
 }
 
-// Local finds the interface flanneld will use: flanneld.iface (a name or an address), or the one of the default
-// route; its first IPv4 address; and the public address.
+// Local finds the interface and the addresses flanneld will use, by flanneld's own rules (flannel 0.28, IPv4):
+// flanneld.iface, or flanneld.public_ip when iface is not set, as an address names the interface that has it
+// and is the VXLAN source address; as a name, or with neither set the default route's interface, the interface's
+// preferred address is (preferredAddr). The lease names flanneld.public_ip, or that source address.
 func Local(f config.Flanneld) (Node, error) {
-	link, err := externalLink(f.Iface)
+	link, addr, err := external(f)
 	if err != nil {
 		return Node{}, err
 	}
-	addrs, err := netlink.AddrList(link, netlink.FAMILY_V4)
-	if err != nil || len(addrs) == 0 {
-		return Node{}, bosherr.Errorf("Interface '%s' has no IPv4 address (%v)", link.Attrs().Name, err)
-	}
-	node := Node{Link: link, Addr: addrs[0].IP, PublicIP: addrs[0].IP}
+	node := Node{Link: link, Addr: addr, PublicIP: addr}
 	if f.PublicIP != "" {
 		node.PublicIP = net.ParseIP(f.PublicIP)
 	}
 	return node, nil
 }
 
-func externalLink(iface string) (netlink.Link, error) {
-	if ip := net.ParseIP(iface); ip != nil {
-		return linkWithAddress(ip)
+// external is the interface and the source address.
+func external(f config.Flanneld) (netlink.Link, net.IP, error) {
+	if ip := net.ParseIP(f.Iface); ip != nil {
+		link, err := linkWithAddress(ip, "flanneld.iface")
+		return link, ip, err
 	}
+	if f.Iface == "" && f.PublicIP != "" {
+		ip := net.ParseIP(f.PublicIP)
+		link, err := linkWithAddress(ip, "flanneld.public_ip, with flanneld.iface not set")
+		return link, ip, err
+	}
+	link, err := namedOrDefault(f.Iface)
+	if err != nil {
+		return nil, nil, err
+	}
+	addr, err := preferredAddr(link)
+	return link, addr, err
+}
+
+func namedOrDefault(iface string) (netlink.Link, error) {
 	if iface != "" {
 		link, err := netlink.LinkByName(iface)
 		if err != nil {
@@ -74,8 +89,9 @@ func externalLink(iface string) (netlink.Link, error) {
 	return nil, bosherr.Error("No default route, and flanneld.iface is not set")
 }
 
-func linkWithAddress(ip net.IP) (netlink.Link, error) {
-	addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL)
+// linkWithAddress is the interface that has ip among its IPv4 addresses; key names the setting that gave ip.
+func linkWithAddress(ip net.IP, key string) (netlink.Link, error) {
+	addrs, err := netlink.AddrList(nil, netlink.FAMILY_V4)
 	if err != nil {
 		return nil, bosherr.WrapError(err, "Listing addresses")
 	}
@@ -84,7 +100,48 @@ func linkWithAddress(ip net.IP) (netlink.Link, error) {
 			return linkByIndex(a.LinkIndex)
 		}
 	}
-	return nil, bosherr.Errorf("No interface has the address %s (flanneld.iface)", ip)
+	return nil, bosherr.Errorf("No interface has the address %s (%s)", ip, key)
+}
+
+// preferredAddr is the IPv4 address flanneld takes from an interface: of the global and link-local ones that are
+// not deprecated, the first in the kernel's order of those that rank best. Ranked in turn: global before
+// link-local, permanent before one with a lifetime (DHCP's), not temporary before temporary (for IPv4 the same
+// flag marks a secondary address).
+func preferredAddr(link netlink.Link) (net.IP, error) {
+	addrs, err := netlink.AddrList(link, netlink.FAMILY_V4)
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Listing the addresses of '%s'", link.Attrs().Name)
+	}
+	var best net.IP
+	bestRank := 0
+	for _, a := range addrs {
+		if !(a.IP.IsGlobalUnicast() || a.IP.IsLinkLocalUnicast()) || a.Flags&unix.IFA_F_DEPRECATED != 0 {
+			continue
+		}
+		if r := rank(a); best == nil || r < bestRank {
+			best, bestRank = a.IP, r
+		}
+	}
+	if best == nil {
+		return nil, bosherr.Errorf("Interface '%s' has no IPv4 address flanneld would use (global or link-local, "+
+			"not deprecated)", link.Attrs().Name)
+	}
+	return best, nil
+}
+
+// rank orders addresses by flanneld's preferences, the most important one the highest bit: lower is better.
+func rank(a netlink.Addr) int {
+	r := 0
+	if a.IP.IsLinkLocalUnicast() {
+		r |= 4
+	}
+	if a.Flags&unix.IFA_F_PERMANENT == 0 {
+		r |= 2
+	}
+	if a.Flags&unix.IFA_F_TEMPORARY != 0 {
+		r |= 1
+	}
+	return r
 }
 
 func linkByIndex(index int) (netlink.Link, error) {

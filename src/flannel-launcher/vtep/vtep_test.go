@@ -49,6 +49,61 @@ var _ = Describe("Local", func() {
 		})
 	})
 
+	It("takes the address flanneld.iface names, not the first one of its interface", func() {
+		run("ip", "-n", ns, "address", "add", "192.0.2.11/24", "dev", "eth0")
+		inNamespace(ns, func() {
+			node, err := vtep.Local(config.Flanneld{Iface: "192.0.2.11"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(node.Link.Attrs().Name).To(Equal("eth0"))
+			Expect(node.Addr.String()).To(Equal("192.0.2.11"))
+			Expect(node.PublicIP.String()).To(Equal("192.0.2.11"))
+		})
+	})
+
+	It("takes the interface that has flanneld.public_ip when flanneld.iface is not set, and that address", func() {
+		run("ip", "-n", ns, "address", "add", "198.51.100.9/24", "dev", "peer0")
+		run("ip", "-n", ns, "address", "add", "198.51.100.10/24", "dev", "peer0")
+		inNamespace(ns, func() {
+			node, err := vtep.Local(config.Flanneld{PublicIP: "198.51.100.10"})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(node.Link.Attrs().Name).To(Equal("peer0"))
+			Expect(node.Addr.String()).To(Equal("198.51.100.10"))
+			Expect(node.PublicIP.String()).To(Equal("198.51.100.10"))
+
+			_, err = vtep.Local(config.Flanneld{PublicIP: "203.0.113.10"})
+			Expect(err).To(MatchError(ContainSubstring("No interface has the address 203.0.113.10 (flanneld.public_ip, with flanneld.iface not set)")))
+		})
+	})
+
+	It("prefers a global address to a link-local one, a permanent one to one with a lifetime, and skips a deprecated one", func() {
+		run("ip", "-n", ns, "address", "add", "169.254.7.7/16", "dev", "peer0")
+		run("ip", "-n", ns, "address", "add", "198.51.100.20/24", "dev", "peer0", "valid_lft", "600", "preferred_lft", "600")
+		run("ip", "-n", ns, "address", "add", "198.51.100.30/24", "dev", "peer0", "preferred_lft", "0")
+		run("ip", "-n", ns, "address", "add", "198.51.100.10/24", "dev", "peer0")
+		source := func() string {
+			var addr string
+			inNamespace(ns, func() {
+				node, err := vtep.Local(config.Flanneld{Iface: "peer0"})
+				Expect(err).NotTo(HaveOccurred())
+				addr = node.Addr.String()
+			})
+			return addr
+		}
+		Expect(source()).To(Equal("198.51.100.10"))
+		run("ip", "-n", ns, "address", "del", "198.51.100.10/24", "dev", "peer0")
+		Expect(source()).To(Equal("198.51.100.20"))
+		run("ip", "-n", ns, "address", "del", "198.51.100.20/24", "dev", "peer0")
+		Expect(source()).To(Equal("169.254.7.7"), "a link-local address when there is nothing else")
+	})
+
+	It("fails, naming the interface, when it has only addresses flanneld would not use", func() {
+		run("ip", "-n", ns, "address", "add", "198.51.100.30/24", "dev", "peer0", "preferred_lft", "0")
+		inNamespace(ns, func() {
+			_, err := vtep.Local(config.Flanneld{Iface: "peer0"})
+			Expect(err).To(MatchError(ContainSubstring("Interface 'peer0' has no IPv4 address flanneld would use")))
+		})
+	})
+
 	It("fails, saying why, without a default route or with an unknown interface", func() {
 		run("ip", "-n", ns, "route", "del", "default")
 		inNamespace(ns, func() {

@@ -38,6 +38,12 @@ type Options struct {
 	ServerCert func(ca *pki.CA, m *Member, alias string) (pki.Pair, error)
 	// TLSMinVersion is etcd's tls-min-version ("TLS1.3"); empty: etcd's default (TLS 1.2).
 	TLSMinVersion string
+	// ClientURLs gives the client URLs member m advertises (and etcd lists), in place of m.ClientURL. The member
+	// serves an http one in clear text on its address and that URL's port, beside its TLS port.
+	ClientURLs func(m *Member) []string
+	// Name gives member i its name in etcd (any bytes etcd takes, for tests of how names are shown); nil:
+	// "member-N". Its host name is member-N.<Domain> either way.
+	Name func(i int) string
 }
 
 // DefaultServerCert covers the alias, the member's host name and its address.
@@ -53,6 +59,7 @@ type Cluster struct {
 	dir     string
 	token   string
 	tlsMin  string
+	urls    func(m *Member) []string
 }
 
 // Member is one etcd member.
@@ -77,7 +84,7 @@ func Start(ca *pki.CA, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, bosherr.WrapError(err, "Creating the data directory")
 	}
-	c := &Cluster{Alias: opts.Domain, dir: dir, token: filepath.Base(dir), tlsMin: opts.TLSMinVersion}
+	c := &Cluster{Alias: opts.Domain, dir: dir, token: filepath.Base(dir), tlsMin: opts.TLSMinVersion, urls: opts.ClientURLs}
 	if err := c.plan(ca, opts); err != nil {
 		c.Close()
 		return nil, err
@@ -109,8 +116,11 @@ func (c *Cluster) plan(ca *pki.CA, opts Options) error {
 		issue = DefaultServerCert
 	}
 	for i, ip := range ips {
-		m := &Member{Name: fmt.Sprintf("member-%d", i), IP: ip, caFile: ca.CertFile}
-		m.Host = m.Name + "." + opts.Domain
+		label := fmt.Sprintf("member-%d", i)
+		m := &Member{Name: label, Host: label + "." + opts.Domain, IP: ip, caFile: ca.CertFile}
+		if opts.Name != nil {
+			m.Name = opts.Name(i)
+		}
 		m.ClientURL = "https://" + net.JoinHostPort(m.Host, strconv.Itoa(port))
 		if m.peerPort, err = loopback.FreePort([]net.IP{ip}); err != nil {
 			return err
@@ -151,10 +161,8 @@ func (c *Cluster) config(m *Member) *embed.Config {
 	cfg := embed.NewConfig()
 	cfg.Name = m.Name
 	cfg.Dir = filepath.Join(c.dir, m.Name)
-	clientListen := url.URL{Scheme: "https", Host: net.JoinHostPort(m.IP.String(), strconv.Itoa(c.Port))}
 	peer := url.URL{Scheme: "http", Host: net.JoinHostPort(m.IP.String(), strconv.Itoa(m.peerPort))}
-	cfg.ListenClientUrls = []url.URL{clientListen}
-	cfg.AdvertiseClientUrls = []url.URL{*mustParse(m.ClientURL)}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = c.clientURLs(m)
 	cfg.ListenPeerUrls = []url.URL{peer}
 	cfg.AdvertisePeerUrls = []url.URL{peer}
 	cfg.InitialCluster = c.initialCluster()
@@ -170,6 +178,23 @@ func (c *Cluster) config(m *Member) *embed.Config {
 	}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	return cfg
+}
+
+// clientURLs are what m listens on (TLS on the cluster's port, and any http port it advertises) and advertises.
+func (c *Cluster) clientURLs(m *Member) (listen, advertise []url.URL) {
+	listen = []url.URL{{Scheme: "https", Host: net.JoinHostPort(m.IP.String(), strconv.Itoa(c.Port))}}
+	advertised := []string{m.ClientURL}
+	if c.urls != nil {
+		advertised = c.urls(m)
+	}
+	for _, raw := range advertised {
+		u := mustParse(raw)
+		advertise = append(advertise, *u)
+		if u.Scheme == "http" {
+			listen = append(listen, url.URL{Scheme: "http", Host: net.JoinHostPort(m.IP.String(), u.Port())})
+		}
+	}
+	return listen, advertise
 }
 
 func (c *Cluster) initialCluster() string {
@@ -255,7 +280,7 @@ func (c *Cluster) Close() {
 func mustParse(raw string) *url.URL {
 	u, err := url.Parse(raw)
 	if err != nil {
-		panic(err) // built above from parts that always parse
+		panic(err) // built from parts that always parse, or a test's own URL
 	}
 	return u
 }

@@ -1,10 +1,12 @@
 // Package etcdv2 runs Debian's etcd 3.4 (scripts/unpack-etcd-3.4) as a child process for tests, as cfcr-etcd
-// runs it for kubo's flanneld: one member on a loopback address, the v2 API on (--enable-v2=true) beside v3,
-// client TLS with mandatory client certificates. Put writes v2 keys as kubo's flanneld does.
+// runs it for kubo's flanneld: one member (or a cluster of several) on a loopback address, the v2 API on
+// (--enable-v2=true) beside v3, client TLS with mandatory client certificates. Put writes v2 keys as kubo's
+// flanneld does.
 //
 //	member, err := etcdv2.Start(ca, []string{"etcd.test.internal"})
 //	defer member.Close()
 //	err = member.Put("/coreos.com/network/subnets/198.18.7.0-24", `{"PublicIP":"192.0.2.7"}`, 3600)
+//	members, err := etcdv2.StartCluster(ca, []string{"etcd.test.internal"}, 3) // members[1].Stop(), .Restart()
 package etcdv2
 
 import (
@@ -40,11 +42,14 @@ func Binary() string {
 
 // Member is a running etcd 3.4.
 type Member struct {
+	Name   string
 	IP     net.IP
 	Port   int
 	URL    string       // https://<ip>:<port>
 	Client *http.Client // mutual TLS, for the v2 API
+	peer   string
 	dir    string
+	args   []string
 	cmd    *exec.Cmd
 	exited chan struct{}
 }
@@ -52,50 +57,117 @@ type Member struct {
 // Start runs etcd 3.4 with a server certificate from ca for its address and dnsNames, trusting ca for
 // clients, and returns once it answers.
 func Start(ca *pki.CA, dnsNames []string) (*Member, error) {
+	members, err := StartCluster(ca, dnsNames, 1)
+	if err != nil {
+		return nil, err
+	}
+	return members[0], nil
+}
+
+// StartCluster runs size members of one cluster as Start runs one, each on a loopback address of its own and all
+// on the same client port (one alias can name them all), and returns once every one answers.
+func StartCluster(ca *pki.CA, dnsNames []string, size int) ([]*Member, error) {
 	if _, err := os.Stat(Binary()); err != nil {
 		return nil, bosherr.WrapErrorf(err, "No etcd 3.4 at %s (scripts/unpack-etcd-3.4 puts it there)", Binary())
 	}
-	ips := loopback.IPs(1)
+	members, err := plan(size)
+	if err != nil {
+		closeAll(members)
+		return nil, err
+	}
+	var initial []string
+	for _, m := range members {
+		initial = append(initial, m.Name+"="+m.peer)
+	}
+	for _, m := range members {
+		if err := m.start(ca, dnsNames, strings.Join(initial, ",")); err != nil {
+			closeAll(members)
+			return nil, err
+		}
+	}
+	for _, m := range members {
+		if err := m.waitReady(time.Minute); err != nil {
+			closeAll(members)
+			return nil, err
+		}
+	}
+	return members, nil
+}
+
+func plan(size int) ([]*Member, error) {
+	ips := loopback.IPs(size)
 	port, err := loopback.FreePort(ips)
 	if err != nil {
 		return nil, err
 	}
-	peerPort, err := loopback.FreePort(ips)
-	if err != nil {
-		return nil, err
+	var members []*Member
+	for i, ip := range ips {
+		peerPort, err := loopback.FreePort([]net.IP{ip})
+		if err != nil {
+			return members, err
+		}
+		dir, err := os.MkdirTemp("", "etcdv2-")
+		if err != nil {
+			return members, bosherr.WrapError(err, "Creating the data directory")
+		}
+		members = append(members, &Member{Name: fmt.Sprintf("member-%d", i), IP: ip, Port: port, dir: dir,
+			URL:  "https://" + net.JoinHostPort(ip.String(), strconv.Itoa(port)),
+			peer: "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(peerPort))})
 	}
-	dir, err := os.MkdirTemp("", "etcdv2-")
-	if err != nil {
-		return nil, bosherr.WrapError(err, "Creating the data directory")
-	}
-	m := &Member{IP: ips[0], Port: port, URL: "https://" + net.JoinHostPort(ips[0].String(), strconv.Itoa(port)), dir: dir,
-		exited: make(chan struct{})}
-	if err := m.start(ca, dnsNames, peerPort); err != nil {
-		m.Close()
-		return nil, err
-	}
-	return m, nil
+	return members, nil
 }
 
-func (m *Member) start(ca *pki.CA, dnsNames []string, peerPort int) error {
-	server, err := ca.Issue(pki.Server("etcd34", dnsNames, []net.IP{m.IP}))
+func closeAll(members []*Member) {
+	for _, m := range members {
+		m.Close()
+	}
+}
+
+func (m *Member) start(ca *pki.CA, dnsNames []string, initialCluster string) error {
+	server, err := ca.Issue(pki.Server("etcd34-"+m.Name, dnsNames, []net.IP{m.IP}))
 	if err != nil {
 		return err
 	}
 	if m.Client, err = client(ca); err != nil {
 		return err
 	}
-	peer := "http://" + net.JoinHostPort(m.IP.String(), strconv.Itoa(peerPort))
-	m.cmd = exec.Command(Binary(), "--name=member", "--data-dir="+filepath.Join(m.dir, "data"),
-		"--listen-client-urls="+m.URL, "--advertise-client-urls="+m.URL,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer, "--initial-cluster=member="+peer,
-		"--client-cert-auth", "--trusted-ca-file="+ca.CertFile, "--cert-file="+server.CertFile, "--key-file="+server.KeyFile,
-		"--enable-v2=true", "--logger=zap", "--log-outputs="+filepath.Join(m.dir, "etcd.log"))
+	m.args = []string{"--name=" + m.Name, "--data-dir=" + filepath.Join(m.dir, "data"),
+		"--listen-client-urls=" + m.URL, "--advertise-client-urls=" + m.URL,
+		"--listen-peer-urls=" + m.peer, "--initial-advertise-peer-urls=" + m.peer, "--initial-cluster=" + initialCluster,
+		"--client-cert-auth", "--trusted-ca-file=" + ca.CertFile, "--cert-file=" + server.CertFile, "--key-file=" + server.KeyFile,
+		"--enable-v2=true", "--logger=zap", "--log-outputs=" + filepath.Join(m.dir, "etcd.log")}
+	return m.run()
+}
+
+func (m *Member) run() error {
+	m.cmd = exec.Command(Binary(), m.args...)
+	m.exited = make(chan struct{})
 	if err := m.cmd.Start(); err != nil {
 		return bosherr.WrapErrorf(err, "Starting %s", Binary())
 	}
-	go func() { _ = m.cmd.Wait(); close(m.exited) }()
-	return m.waitReady(time.Minute)
+	go func(cmd *exec.Cmd, exited chan struct{}) { _ = cmd.Wait(); close(exited) }(m.cmd, m.exited)
+	return nil
+}
+
+// Stop kills the member (by its PID) and keeps its data for Restart.
+func (m *Member) Stop() {
+	if m.cmd != nil && m.cmd.Process != nil {
+		_ = m.cmd.Process.Kill()
+		<-m.exited
+	}
+	m.cmd = nil
+}
+
+// Restart runs a stopped member again on its data; it answers once its cluster has a quorum again, which
+// WaitReady waits for.
+func (m *Member) Restart() error {
+	m.Stop()
+	return m.run()
+}
+
+// WaitReady waits until the member's /health says it serves (its cluster has a leader).
+func (m *Member) WaitReady(timeout time.Duration) error {
+	return m.waitReady(timeout)
 }
 
 func client(ca *pki.CA) (*http.Client, error) {
@@ -173,10 +245,7 @@ func (m *Member) V2Index() (int, error) {
 
 // Close stops etcd (by its PID) and removes its data.
 func (m *Member) Close() {
-	if m.cmd != nil && m.cmd.Process != nil {
-		_ = m.cmd.Process.Kill()
-		<-m.exited
-	}
+	m.Stop()
 	_ = os.RemoveAll(m.dir)
 }
 

@@ -21,6 +21,8 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/check"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/members"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
 	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 )
@@ -184,9 +186,71 @@ var _ = Describe("flannel-launcher check", func() {
 	It("is ready with a different network config when network.enforce would replace it", func() {
 		putNetworkConfig(cfg, `{"Network":"198.18.0.0/16","SubnetLen":24,"Backend":{"Type":"udp"}}`)
 		cfg.Network.Enforce = true
+		cfg.Network.EnforceRecord = filepath.Join(GinkgoT().TempDir(), "network-config.enforced")
 		report, status := checkJSON()
 		Expect(status).To(Equal(0))
 		Expect(report.NetworkConfig.State).To(Equal("different"))
+		Expect(report.Warnings).To(BeEmpty())
+	})
+
+	// A node not yet updated while a roll changes the network config, once the first updated node replaced it.
+	It("warns that flanneld would run on a different stored config when this node enforced its own before", func() {
+		putNetworkConfig(cfg, `{"Network":"198.18.0.0/15","SubnetLen":24,"Backend":{"Type":"vxlan"}}`)
+		cfg.Network.Enforce = true
+		record := netconfig.Record{Path: filepath.Join(GinkgoT().TempDir(), "network-config.enforced")}
+		Expect(record.Save(cfg.Etcd.NetworkConfigKey(), cfg.Network.Desired())).To(Succeed())
+		cfg.Network.EnforceRecord = record.Path
+
+		session := checkCommand()
+		Expect(session).To(gexec.Exit(0))
+		Expect(session.Out).To(gbytes.Say(`READY: yes, flanneld could start now\nWARNING: the network config at '%s' differs from the desired one; `+
+			`flanneld would run on the stored one: this node enforced its desired config before, so the stored one is taken as newer`,
+			cfg.Etcd.NetworkConfigKey()))
+	})
+
+	// check prints to an operator's root terminal what etcd holds: the stored config and the members' names.
+	Context("with control characters in the stored config and a member's name", func() {
+		const name = "evil\x1b]0;owned\x07\x1b[2J\u009b31m\x7f\n\tREADY: yes"
+		var stored string
+
+		BeforeEach(func() {
+			odd, err := etcdcluster.Start(ca, etcdcluster.Options{Size: 1, Domain: "odd.test.internal",
+				Name: func(int) string { return name }})
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(odd.Close)
+			odd.Publish(dnsServer)
+			cfg.Etcd.Alias, cfg.Etcd.Port = odd.Alias, odd.Port
+			// valid JSON (C1 controls need no escape in a JSON string) whose differences show the value again
+			stored = "{\"Network\":\"198.18.0.0/16\",\"SubnetLen\":24,\"Backend\":{\"Type\":\"vxlan\u009b2J\x7f\"}}"
+			withEtcdOf(odd, cfg, func(ctx context.Context, etcd *clientv3.Client) {
+				_, err := etcd.Put(ctx, cfg.Etcd.NetworkConfigKey(), stored)
+				Expect(err).NotTo(HaveOccurred())
+			})
+		})
+
+		It("escapes them in the table", func() {
+			session := checkCommand()
+			Expect(session).To(gexec.Exit(0))
+			out := string(session.Out.Contents())
+			for _, r := range out {
+				Expect(r == '\n' || strconv.IsPrint(r)).To(BeTrue(), "%q in the output:\n%s", r, out)
+			}
+			Expect(out).To(ContainSubstring(`evil\x1b]0;owned\a\x1b[2J\u009b31m\x7f\n\tREADY: yes  https://member-0.odd.test.internal:`))
+			Expect(out).To(ContainSubstring(`stored:  {"Network":"198.18.0.0/16","SubnetLen":24,"Backend":{"Type":"vxlan\u009b2J\x7f"}}`))
+			Expect(out).To(ContainSubstring(`differs: Backend.Type: stored "vxlan\u009b2J\x7f", desired "vxlan"`))
+		})
+
+		It("escapes them in the JSON, which still decodes to what etcd holds", func() {
+			session := checkCommand("--json")
+			Expect(session).To(gexec.Exit(0))
+			for _, r := range string(session.Out.Contents()) {
+				Expect(r == '\n' || strconv.IsPrint(r)).To(BeTrue(), "%q in the output:\n%s", r, session.Out.Contents())
+			}
+			var report check.Report
+			Expect(json.Unmarshal(session.Out.Contents(), &report)).To(Succeed())
+			Expect(report.Members).To(ConsistOf(HaveField("Name", name)))
+			Expect(report.NetworkConfig.Existing).To(Equal(stored))
+		})
 	})
 
 	It("exits 2 on a bad config", func() {
@@ -198,14 +262,35 @@ var _ = Describe("flannel-launcher check", func() {
 })
 
 func putNetworkConfig(cfg config.Config, value string) {
+	withEtcd(cfg, func(ctx context.Context, etcd *clientv3.Client) {
+		_, err := etcd.Put(ctx, cfg.Etcd.NetworkConfigKey(), value)
+		Expect(err).NotTo(HaveOccurred())
+	})
+}
+
+func storedNetworkConfig(cfg config.Config) (value string) {
+	withEtcd(cfg, func(ctx context.Context, etcd *clientv3.Client) {
+		resp, err := etcd.Get(ctx, cfg.Etcd.NetworkConfigKey())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Kvs).To(HaveLen(1))
+		value = string(resp.Kvs[0].Value)
+	})
+	return value
+}
+
+// withEtcd gives do a client of the suite cluster's first member, with cfg's TLS files.
+func withEtcd(cfg config.Config, do func(ctx context.Context, etcd *clientv3.Client)) {
+	withEtcdOf(cluster, cfg, do)
+}
+
+func withEtcdOf(c *etcdcluster.Cluster, cfg config.Config, do func(ctx context.Context, etcd *clientv3.Client)) {
 	tlsConfig, err := members.TLSConfig(cfg.Etcd, time.Now())
 	Expect(err).NotTo(HaveOccurred())
-	endpoint := "https://" + net.JoinHostPort(cluster.Members[0].IP.String(), strconv.Itoa(cluster.Port))
+	endpoint := "https://" + net.JoinHostPort(c.Members[0].IP.String(), strconv.Itoa(c.Port))
 	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 5 * time.Second})
 	Expect(err).NotTo(HaveOccurred())
 	defer etcd.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = etcd.Put(ctx, cfg.Etcd.NetworkConfigKey(), value)
-	Expect(err).NotTo(HaveOccurred())
+	do(ctx, etcd)
 }

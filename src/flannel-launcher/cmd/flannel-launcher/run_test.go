@@ -121,6 +121,30 @@ var _ = Describe("flannel-launcher run", func() {
 		Expect(recordFile).NotTo(BeAnExistingFile())
 	})
 
+	// The node restarts while a roll changes the network config: the first start replaces the config that a node
+	// not yet updated wrote back (as this launcher did on every start until fixed); the second leaves the stored
+	// config alone, as this node enforced its desired one before.
+	It("with network.enforce, replaces a different stored config once per change of the desired one", func() {
+		other := `{"Network":"198.18.0.0/15","SubnetLen":24,"Backend":{"Type":"vxlan"}}`
+		putNetworkConfig(cfg, other)
+		cfg.Network.Enforce = true
+		cfg.Network.EnforceRecord = filepath.Join(GinkgoT().TempDir(), "network-config.enforced")
+
+		session := run()
+		startedFlanneld()
+		Expect(session.Err).To(gbytes.Say(`WARN - Replaced the network config at '%s'`, cfg.Etcd.NetworkConfigKey()))
+		Expect(storedNetworkConfig(cfg)).To(MatchJSON(cfg.Network.Desired()))
+		stopAll(session, recordFile)
+
+		putNetworkConfig(cfg, other)
+		Expect(os.Remove(recordFile)).To(Succeed())
+		session = run()
+		startedFlanneld()
+		Expect(session.Err).To(gbytes.Say(`WARN - The network config at '%s' differs from the desired one and is left as it is: `+
+			`this node enforced its desired config before`, cfg.Etcd.NetworkConfigKey()))
+		Expect(storedNetworkConfig(cfg)).To(Equal(other))
+	})
+
 	DescribeTable("exits 2 on a bad config, naming the key in one line, without starting flanneld",
 		func(change func(config map[string]map[string]any), line string) {
 			var raw map[string]map[string]any
@@ -151,6 +175,8 @@ var _ = Describe("flannel-launcher run", func() {
 			`timing.probe_timeout: .*'soon'`),
 		Entry("missing CA file", func(c map[string]map[string]any) { c["etcd"]["ca_file"] = "/nonexistent/ca.crt" },
 			`etcd.ca_file: cannot read '/nonexistent/ca.crt': .*`),
+		Entry("network.enforce without a record file", func(c map[string]map[string]any) { c["network"]["enforce"] = true },
+			`network.enforce_record: is required when network.enforce is true .*`),
 		Entry("key file readable by others", func(c map[string]map[string]any) { c["etcd"]["key_file"] = openKeyFile() },
 			`etcd.key_file: '.*' is readable by others \(mode 0644\); it must not be .*`),
 	)

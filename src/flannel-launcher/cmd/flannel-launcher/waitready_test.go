@@ -1,7 +1,9 @@
 package main_test
 
 import (
+	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -106,6 +108,31 @@ var _ = Describe("flannel-launcher run --status and wait-ready", func() {
 		Expect(session).To(gexec.Exit(1))
 		Expect(session.Err).To(gbytes.Say(`flanneld is not ready: the launcher wrote no status to '%s' in 1s`, statusFile))
 	})
+
+	// post-start runs it as root; flanneld's container (vcap) can write in the status file's directory.
+	DescribeTable("exits 1 at its timeout, naming what sits at the status path instead of a status",
+		func(plant func(path string), message string) {
+			plant(statusFile)
+			session := start(filepath.Join(GinkgoT().TempDir(), "unused.json"), nil,
+				"wait-ready", "--config", writeConfig(cfg), "--status", statusFile, "--timeout", "1s")
+			Eventually(session, 10*time.Second).Should(gexec.Exit(1))
+			Expect(session.Err).To(gbytes.Say(`flanneld is not ready: No status after 1s: .*'%s' %s`, statusFile, message))
+		},
+		Entry("a named pipe, which no one writes", func(path string) {
+			Expect(syscall.Mkfifo(path, 0o600)).To(Succeed())
+			DeferCleanup(func() { // lets a reader stuck in open() go on
+				if pipe, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					pipe.Close()
+				}
+			})
+		}, "is not a regular file but a named pipe"),
+		Entry("a link to /dev/zero, which has no end", func(path string) {
+			Expect(os.Symlink("/dev/zero", path)).To(Succeed())
+		}, "is a symbolic link"),
+		Entry("a directory", func(path string) {
+			Expect(os.Mkdir(path, 0o700)).To(Succeed())
+		}, "is not a regular file but a directory"),
+	)
 
 	DescribeTable("exits 2 on a usage error",
 		func(message string, args ...string) {
