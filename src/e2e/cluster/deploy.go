@@ -236,6 +236,10 @@ func (c *Cluster) bootVM(group string, index int, addr netip.Addr) (*vm.VM, *age
 	}
 	a := agent.New(v, c.packages, c.Logf)
 	if g, ok := c.release.Placed.Group(group); ok && g.PersistentDisk {
+		// The persistent disk, as the agent mounts it; bpm refuses a job that wants it when it is missing.
+		if err := os.MkdirAll(v.Path("/var/vcap/store"), 0o755); err != nil {
+			return nil, nil, bosherr.WrapErrorf(err, "Giving %s its persistent disk", name)
+		}
 		a.PersistentDisk = persistentDiskMiB
 	}
 	c.agents[instanceName(group, index)] = a
