@@ -168,7 +168,7 @@ func New(cfg Config) (*Cluster, error) {
 	if err := c.loadDeployments(); err != nil {
 		return nil, err
 	}
-	if c.packages["bpm"], err = nofileBPM(cfg.Repo, cfg.WorkDir, c.packages["bpm"]); err != nil {
+	if c.packages["bpm"], err = vmBPM(cfg.Repo, cfg.WorkDir, c.packages["bpm"]); err != nil {
 		return nil, err
 	}
 	if c.podnet, err = cni.Build(cfg.Repo, cfg.WorkDir); err != nil {

@@ -9,10 +9,10 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 )
 
-// nofileBPM makes, under workDir, a copy of the bpm package whose runc lowers a container's open-file limit to
-// this sandbox's hard limit before running the package's own runc (src/e2e/cmd/runc-nofile says why), and
+// vmBPM makes, under workDir, a copy of the bpm package whose runc adjusts a container's spec to the simulated
+// VM (its open-file limit, its cgroup) before running the package's own runc (src/e2e/cmd/vmrunc says why), and
 // returns its directory.
-func nofileBPM(repo, workDir, bpm string) (string, error) {
+func vmBPM(repo, workDir, bpm string) (string, error) {
 	dir := filepath.Join(workDir, "bpm-package")
 	if out, err := exec.Command("cp", "-a", bpm, dir).CombinedOutput(); err != nil {
 		return "", bosherr.WrapErrorf(err, "Copying the bpm package: %s", strings.TrimSpace(string(out)))
@@ -21,10 +21,10 @@ func nofileBPM(repo, workDir, bpm string) (string, error) {
 	if err := os.Rename(filepath.Join(bin, "runc"), filepath.Join(bin, "runc.real")); err != nil {
 		return "", bosherr.WrapError(err, "Moving bpm's runc aside")
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "runc"), "./src/e2e/cmd/runc-nofile")
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "runc"), "./src/e2e/cmd/vmrunc")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", bosherr.WrapErrorf(err, "Building runc-nofile: %s", strings.TrimSpace(string(out)))
+		return "", bosherr.WrapErrorf(err, "Building vmrunc: %s", strings.TrimSpace(string(out)))
 	}
 	return dir, nil
 }
