@@ -121,16 +121,12 @@ func (a *Agent) Stop() error {
 // after watch.Min, then until watch.Max. It is also what a VM's boot does (monit starts the jobs; no pre-start
 // runs then).
 func (a *Agent) Start(watch Watch) error {
-	for _, p := range a.processes() {
-		if monit.PID(a.VM.Path(p.PIDFile)) != 0 {
-			continue
-		}
-		if err := a.program("start", p); err != nil {
-			return err
-		}
+	if err := a.startDown(); err != nil {
+		return err
 	}
 	deadline := time.Now().Add(watch.Max)
 	time.Sleep(watch.Min)
+	nextCycle := time.Now().Add(monitCycle)
 	for {
 		down := a.NotRunning()
 		if len(down) == 0 {
@@ -139,8 +135,30 @@ func (a *Agent) Start(watch Watch) error {
 		if time.Now().After(deadline) {
 			return &StepError{Step: "start", Job: strings.Join(down, ", "), Err: bosherr.Errorf("not running after %s", watch.Max)}
 		}
+		if time.Now().After(nextCycle) { // monit starts what is not running on each of its cycles
+			if err := a.startDown(); err != nil {
+				return err
+			}
+			nextCycle = time.Now().Add(monitCycle)
+		}
 		time.Sleep(time.Second)
 	}
+}
+
+// monitCycle is how often the stemcell's monit looks at its processes (its monitrc: set daemon 10).
+const monitCycle = 10 * time.Second
+
+// startDown runs the start program of every process that is not running.
+func (a *Agent) startDown() error {
+	for _, p := range a.processes() {
+		if monit.PID(a.VM.Path(p.PIDFile)) != 0 {
+			continue
+		}
+		if err := a.program("start", p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NotRunning names the processes that monit would not call running.
