@@ -134,14 +134,18 @@ func (p *Pod) stop() {
 	}
 }
 
-// read takes eth0's address, its gateway and the host's veth from the default network's result.
+// read takes eth0's address, its gateway and the host's veth (when the result names it) from the default
+// network's result.
 func (p *Pod) read(out string) error {
 	var result current.Result
 	if err := json.Unmarshal([]byte(out), &result); err != nil {
 		return bosherr.WrapErrorf(err, "Parsing the ADD result '%s'", strings.TrimSpace(out))
 	}
 	for _, ip := range result.IPs {
-		if ip.Interface == nil || *ip.Interface >= len(result.Interfaces) || result.Interfaces[*ip.Interface].Name != podnet.IfName {
+		// A result of CNI 0.2.0 (kubo's conflist names no cniVersion) names no interfaces: its one address is
+		// eth0's, which is where kubelet's dockershim read the pod's address.
+		onEth0 := len(result.Interfaces) == 0 && len(result.IPs) == 1
+		if !onEth0 && (ip.Interface == nil || *ip.Interface >= len(result.Interfaces) || result.Interfaces[*ip.Interface].Name != podnet.IfName) {
 			continue
 		}
 		addr, _ := netip.AddrFromSlice(ip.Address.IP.To4())
