@@ -25,11 +25,31 @@ type Worker struct {
 	Index int
 }
 
-// LauncherPID is the launcher's process ID (bpm's container init runs it), 0 when it does not run.
-func (w *Worker) LauncherPID() int { return ChildPID(w.Agent.PID(Process)) }
+// LauncherPID is the launcher's process ID, 0 when it does not run. monit's pidfile names bpm's container
+// process: the launcher itself under bpm 0.12.2 and 1.0.4, the container's init above it under later bpm.
+func (w *Worker) LauncherPID() int { return selfOrChild(w.Agent.PID(Process), "flannel-launcher") }
 
 // FlanneldPID is the process ID of flanneld under the launcher, 0 when it does not run.
-func (w *Worker) FlanneldPID() int { return ChildPID(w.LauncherPID()) }
+func (w *Worker) FlanneldPID() int { return selfOrChild(ChildPID(w.LauncherPID()), "flanneld") }
+
+// selfOrChild is pid when it runs the program called name, else its first child when that one does.
+func selfOrChild(pid int, name string) int {
+	for _, candidate := range []int{pid, ChildPID(pid)} {
+		if candidate != 0 && program(candidate) == name {
+			return candidate
+		}
+	}
+	return 0
+}
+
+// program is the file name of the program process pid runs, "" when it is gone.
+func program(pid int) string {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
+}
 
 // ChildPID is the first child of process parent, 0 if none. The kernel lists children under the thread that
 // forked them, so every thread of the parent is read.
