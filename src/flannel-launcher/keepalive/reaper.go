@@ -239,6 +239,7 @@ func (r *Reaper) judge(addr netip.Addr, p *peer, conns []conn) (judgment, error)
 			r.logger.Info(logTag, "Peer %s missed %d ICMP echo(es) but pid %d's connections to it on port %d received "+
 				"an ACK since (%s): it is alive; judged by its TCP answers while it misses echoes", addr, p.misses, r.pid, r.port, state)
 		}
+		r.logger.Debug(logTag, "Peer %s alive by TCP after %d missed echo(es): %s", addr, p.misses, state)
 		p.misses = 0
 		return judgment{verdict: alive, tcp: state}, nil
 	case p.misses >= DeadAfter:
