@@ -33,7 +33,8 @@ func BenchmarkSteadyStateCycle(b *testing.B) {
 
 // BenchmarkSteadyStateReaperCycle measures a Reaper cycle while nothing changes: flanneld's 3 connections to
 // the etcd port (one peer, on loopback, which answers ICMP) and 500 connections elsewhere in the namespace. A
-// cycle lists /proc/<pid>/fd, reads the echo replies and sends one echo per peer; it dumps no socket table.
+// cycle lists /proc/<pid>/fd, reads the echo replies and sends one echo per peer; it dumps no socket table and
+// reads no TCP info, since the peer answers.
 func BenchmarkSteadyStateReaperCycle(b *testing.B) {
 	flanneld, etcd := benchFlanneld(b)
 	process := benchProcess(b, flanneld)
@@ -42,6 +43,9 @@ func BenchmarkSteadyStateReaperCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { reaper.Close() })
+	if _, err := reaper.Cycle(); err != nil { // the dump, outside the measure: it would be shared out over b.N
+		b.Fatal(err)
+	}
 
 	for b.Loop() {
 		if destroyed, err := reaper.Cycle(); err != nil || destroyed != 0 {
@@ -49,7 +53,7 @@ func BenchmarkSteadyStateReaperCycle(b *testing.B) {
 		}
 	}
 	if reaper.Dumps() != 1 {
-		b.Fatalf("%d socket table dumps (want 1, at the first cycle)", reaper.Dumps())
+		b.Fatalf("%d socket table dumps (want 1, at the first cycle, before the measure)", reaper.Dumps())
 	}
 }
 

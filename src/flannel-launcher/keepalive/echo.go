@@ -40,11 +40,10 @@ func newEchoer() (*echoer, error) {
 // hasIPv6 tells whether the host has IPv6, and so whether there are IPv6 connections to look for.
 func (e *echoer) hasIPv6() bool { return e.v6 != nil }
 
-// round returns the addresses that answered the last round's echo (the map is reused by the next round), then
-// sends one echo request to each of addrs (IPv4 addresses in their 4-byte form).
-func (e *echoer) round(addrs []netip.Addr) (map[netip.Addr]bool, error) {
+// collect returns the addresses that answered the last round's echoes (the map is reused by the next round)
+// and starts a new round.
+func (e *echoer) collect() (map[netip.Addr]bool, error) {
 	clear(e.answered)
-	var failures []error
 	for _, p := range e.pingers() {
 		if err := p.collect(e.answered); err != nil {
 			return nil, err
@@ -52,19 +51,19 @@ func (e *echoer) round(addrs []netip.Addr) (map[netip.Addr]bool, error) {
 		p.seq++
 		clear(p.sent)
 	}
-	for _, addr := range addrs {
-		p := e.v4
-		if !addr.Is4() {
-			p = e.v6
-		}
-		if p == nil {
-			continue
-		}
-		if err := p.send(addr); err != nil {
-			failures = append(failures, err)
-		}
+	return e.answered, nil
+}
+
+// send sends this round's echo request to addr (an IPv4 address in its 4-byte form).
+func (e *echoer) send(addr netip.Addr) error {
+	p := e.v4
+	if !addr.Is4() {
+		p = e.v6
 	}
-	return e.answered, errors.Join(failures...)
+	if p == nil {
+		return nil
+	}
+	return p.send(addr)
 }
 
 func (e *echoer) pingers() []*pinger {
@@ -131,7 +130,7 @@ func (p *pinger) filter() error {
 	if p.headerInPackets {
 		load = []bpf.Instruction{bpf.LoadMemShift{Off: 0}} // X = the IP header's length
 	}
-	program, err := bpf.Assemble(append(load,
+	err := attachFilter(p.fd, append(load,
 		bpf.LoadIndirect{Off: 0, Size: 1}, // ICMP type
 		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: typeNumber(p.reply), SkipTrue: 3},
 		bpf.LoadIndirect{Off: 4, Size: 2}, // echo identifier
@@ -140,15 +139,24 @@ func (p *pinger) filter() error {
 		bpf.RetConstant{Val: 0},
 	))
 	if err != nil {
-		return bosherr.WrapError(err, "Assembling the ICMP socket filter")
+		return bosherr.WrapErrorf(err, "Filtering the %s ICMP socket", p.name)
 	}
-	filters := make([]unix.SockFilter, len(program))
-	for i, instruction := range program {
+	return nil
+}
+
+// attachFilter attaches a classic BPF program to the socket: what it returns 0 for is dropped.
+func attachFilter(fd int, program []bpf.Instruction) error {
+	raw, err := bpf.Assemble(program)
+	if err != nil {
+		return bosherr.WrapError(err, "Assembling a socket filter")
+	}
+	filters := make([]unix.SockFilter, len(raw))
+	for i, instruction := range raw {
 		filters[i] = unix.SockFilter{Code: instruction.Op, Jt: instruction.Jt, Jf: instruction.Jf, K: instruction.K}
 	}
 	fprog := unix.SockFprog{Len: uint16(len(filters)), Filter: &filters[0]}
-	if err := unix.SetsockoptSockFprog(p.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
-		return bosherr.WrapErrorf(err, "Attaching the %s ICMP socket filter", p.name)
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
+		return bosherr.WrapError(err, "Attaching a socket filter")
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func startHolder(prefix []string, mode string, addresses ...string) *gexec.Sessi
 	session, err := gexec.Start(exec.Command(args[0], args[1:]...), GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { session.Kill().Wait() })
-	ready := map[string]string{"dial": "ready", "talk": "ready", "listen": "listening"}[mode]
+	ready := map[string]string{"dial": "ready", "talk": "ready", "exchange": "ready", "listen": "listening", "echo": "listening"}[mode]
 	Eventually(session).Should(gbytes.Say(ready))
 	return session
 }

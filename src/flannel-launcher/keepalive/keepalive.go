@@ -19,7 +19,8 @@
 // pidfd_open and pidfd_getfd are missing from bpm's seccomp profile for unprivileged jobs, which is how the
 // flanneld job runs. There the Tuner's first cycle fails with a RefusedError, and the launcher switches to the
 // Reaper: ICMP echo to each member flanneld is connected to (CAP_NET_RAW), and SOCK_DESTROY of flanneld's
-// connections to a member that stops answering (CAP_NET_ADMIN). docs/failover.md has the figures and the details.
+// connections to a member that stops answering (CAP_NET_ADMIN) when the kernel's TCP state of those connections
+// (NETLINK_SOCK_DIAG) shows no ACK from it either. docs/failover.md has the figures and the details.
 package keepalive
 
 const logTag = "keepalive"

@@ -10,7 +10,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 )
 
-var tcpholder, reaperCommand, echospoofer string
+var tcpholder, reaperCommand, echospoofer, etcdwatch string
 
 func TestKeepalive(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -26,10 +26,12 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 	spoofer, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/echospoofer")
 	Expect(err).NotTo(HaveOccurred())
-	return []byte(strings.Join([]string{holder, reaper, spoofer}, "\n"))
+	watcher, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/etcdwatch")
+	Expect(err).NotTo(HaveOccurred())
+	return []byte(strings.Join([]string{holder, reaper, spoofer, watcher}, "\n"))
 }, func(paths []byte) {
 	built := strings.Split(string(paths), "\n")
-	tcpholder, reaperCommand, echospoofer = built[0], built[1], built[2]
+	tcpholder, reaperCommand, echospoofer, etcdwatch = built[0], built[1], built[2], built[3]
 })
 
 var _ = SynchronizedAfterSuite(func() {}, func() {

@@ -3,9 +3,7 @@ package keepalive
 import (
 	"context"
 	"errors"
-	"maps"
 	"net/netip"
-	"slices"
 	"time"
 
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
@@ -14,40 +12,62 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/sockdiag"
 )
 
-// DeadAfter is how many echoes in a row a peer that has answered before may miss before it is judged dead.
-// With a 2 s tick, the first lost echo goes out 0 to 2 s after the peer went silent and the third miss is
-// counted 6 s later: flanneld's sockets are destroyed 6 to 8 s after the cut, leaving about 7 s of the 15 s
-// goal for flanneld to reconnect through another member and catch up on its watch.
+// ReaperTick is how often the Reaper echoes each peer and judges it. Not below 500 ms: a peer's kernel answers
+// at most one nudge per connection every 500 ms (see nudger).
+const ReaperTick = 500 * time.Millisecond
+
+// DeadAfter is how many echoes in a row a peer that has answered one may miss, while none of flanneld's
+// connections to it receives an ACK after the first of them went out, before it is judged dead. The first lost
+// echo goes out 0 to 1 ReaperTick after the peer went silent and the last miss is counted DeadAfter ticks later:
+// flanneld's connections to it are destroyed 1.5 to 2 s after the cut, and two nudges have gone unanswered.
 const DeadAfter = 3
 
 // Reaper is the fallback for when the kernel refuses the Tuner's pidfd calls (bpm's seccomp profile for jobs
 // that are not privileged). It needs only CAP_NET_RAW and CAP_NET_ADMIN, which the flanneld job has. On each
 // tick it sends one ICMP (or ICMPv6) echo request to every peer that the process holds a TCP connection to on
-// the port; when a peer that has answered before misses DeadAfter echoes in a row, it destroys the process's
-// connections to it (SOCK_DESTROY, as `ss -K`), and flanneld's etcd client reconnects through the other
-// endpoints. It sends nothing to etcd. A peer that never answers ICMP is never judged dead. Not safe for
-// concurrent use.
+// the port. A peer that misses an echo is judged by what the kernel knows of those connections (tcp_info): one
+// that has received an ACK since the first missed echo went out is alive, whatever ICMP says; where none has,
+// the Reaper nudges each (see nudger) so that a live peer's kernel answers on it before the next tick. A peer
+// that misses DeadAfter echoes in a row with no ACK on any connection since is dead: the Reaper destroys the
+// connections (SOCK_DESTROY, as `ss -K`), and flanneld's etcd client reconnects through the other endpoints.
+// It sends nothing to etcd. A peer that has answered no echo since flanneld's current connections to it were
+// made is never judged dead. Not safe for concurrent use.
 type Reaper struct {
 	pid, port int
 	logger    boshlog.Logger
 	table     *connTable
 	echo      *echoer
+	nudger    *nudger
 	peers     map[netip.Addr]*peer
+	said      map[saying]bool // what was logged about a peer once for the Reaper's life
 }
 
-// peer is what the echoes have shown of one address.
+// peer is what the echoes and the kernel have shown of one address since flanneld's current connections to it
+// were made: when those are replaced (new cookies), whatever was learned goes with them.
 type peer struct {
-	answered bool // at least once: only such a peer is ever judged dead
-	misses   int  // echoes in a row without an answer
-	waiting  bool // an echo went out on the last tick
-	reported bool // logged as one that the fallback cannot cover
+	conns       []conn    // as of the last tick
+	answered    bool      // an echo, since: only such a peer is ever judged dead
+	misses      int       // echoes in a row without an answer
+	sentAt      time.Time // when the last echo went out; zero when none is awaited
+	silentSince time.Time // when the first of the missed echoes went out
 }
 
-// NewReaper watches the peers of the process's connections to remotePort. It opens a raw ICMP socket, so it fails
-// without CAP_NET_RAW; Close releases it.
+// saying is one kind of line logged once per peer address.
+type saying struct {
+	addr netip.Addr
+	what string
+}
+
+// NewReaper watches the peers of the process's connections to remotePort. It opens raw ICMP and TCP sockets, so
+// it fails without CAP_NET_RAW; Close releases them.
 func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper, error) {
 	echo, err := newEchoer()
 	if err != nil {
+		return nil, err
+	}
+	nudger, err := newNudger()
+	if err != nil {
+		echo.close()
 		return nil, err
 	}
 	families := []uint8{unix.AF_INET}
@@ -55,7 +75,7 @@ func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper
 		families = append(families, unix.AF_INET6)
 	}
 	return &Reaper{pid: process.PID(), port: remotePort, logger: logger, table: newConnTable(process, remotePort, families),
-		echo: echo, peers: map[netip.Addr]*peer{}}, nil
+		echo: echo, nudger: nudger, peers: map[netip.Addr]*peer{}, said: map[saying]bool{}}, nil
 }
 
 // Run calls Cycle on every tick until ctx ends, logging failures as Tuner.Run does.
@@ -65,9 +85,9 @@ func (r *Reaper) Run(ctx context.Context, ticks <-chan time.Time) {
 	})
 }
 
-// Close releases the ICMP socket.
+// Close releases the raw sockets.
 func (r *Reaper) Close() error {
-	return r.echo.close()
+	return errors.Join(r.echo.close(), r.nudger.close())
 }
 
 // Dumps is how many times the socket table has been dumped: once at the start and after each change of the
@@ -76,80 +96,161 @@ func (r *Reaper) Dumps() int {
 	return r.table.dumps
 }
 
-// Cycle judges each peer by the answer to the last tick's echo, destroys the connections to the dead ones,
+// Cycle judges each peer by the answer to the last tick's echo and, when it missed it, by the kernel's TCP state
+// of the connections to it; destroys the connections to the dead ones, nudges those it cannot tell about yet,
 // sends the next echoes, and returns how many connections it destroyed.
 func (r *Reaper) Cycle() (int, error) {
 	conns, err := r.table.conns()
 	if err != nil {
 		return 0, err
 	}
+	answered, err := r.echo.collect()
+	if err != nil { // the replies could not be read: judge no one on this tick
+		return 0, err
+	}
 	byPeer := map[netip.Addr][]conn{}
 	for _, c := range conns {
 		byPeer[c.peer()] = append(byPeer[c.peer()], c)
 	}
-	answered, err := r.echo.round(slices.Collect(maps.Keys(byPeer)))
-	if answered == nil { // the replies could not be read: judge no one on this tick
-		return 0, err
-	}
-	destroyed, destroyErr := r.judge(byPeer, answered)
-	return destroyed, errors.Join(err, destroyErr)
-}
-
-// judge updates each peer from the answers and destroys the connections to the dead ones. A peer with no
-// connection left starts afresh (but keeps having answered) when flanneld connects to it again.
-func (r *Reaper) judge(byPeer map[netip.Addr][]conn, answered map[netip.Addr]bool) (int, error) {
-	for addr, p := range r.peers {
+	for addr := range r.peers {
 		if _, ok := byPeer[addr]; !ok {
-			p.waiting, p.misses = false, 0
+			delete(r.peers, addr)
 		}
 	}
 	destroyed := 0
 	var failures []error
 	for addr, conns := range byPeer {
-		p := r.peer(addr)
-		r.update(addr, p, answered[addr])
-		if p.answered && p.misses >= DeadAfter {
-			count, err := r.destroyAll(addr, p, conns)
-			destroyed += count
-			failures = append(failures, err)
-		}
+		count, err := r.act(addr, r.peer(addr, conns), conns, answered[addr])
+		destroyed += count
+		failures = append(failures, err)
 	}
 	return destroyed, errors.Join(failures...)
 }
 
-func (r *Reaper) peer(addr netip.Addr) *peer {
+// peer returns what is known of addr, afresh when flanneld's connections to it have been replaced since the
+// last tick.
+func (r *Reaper) peer(addr netip.Addr, conns []conn) *peer {
 	p, ok := r.peers[addr]
-	if !ok {
+	if !ok || !sharesOne(p.conns, conns) {
 		p = &peer{}
 		r.peers[addr] = p
 	}
+	p.conns = conns
 	return p
 }
 
-// update counts the answer to the echo sent on the last tick, if one was sent.
-func (r *Reaper) update(addr netip.Addr, p *peer, answered bool) {
+func sharesOne(before, now []conn) bool {
+	for _, b := range before {
+		for _, n := range now {
+			if b.socket.Cookie == n.socket.Cookie {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// act counts the answer to the peer's last echo, judges the peer, destroys or nudges its connections as the
+// verdict says, and sends the peer its next echo unless it is dead.
+func (r *Reaper) act(addr netip.Addr, p *peer, conns []conn, answered bool) (int, error) {
+	r.count(addr, p, answered)
+	judged, err := r.judge(addr, p, conns)
+	failures := []error{err}
+	switch judged.verdict {
+	case dead:
+		delete(r.peers, addr)
+		return r.destroyAll(addr, p, conns, judged.tcp)
+	case unsure:
+		for _, c := range judged.open {
+			failures = append(failures, r.nudger.nudge(c.socket))
+		}
+	}
+	return 0, errors.Join(append(failures, r.ping(addr, p))...)
+}
+
+// ping sends the peer this round's echo and notes when.
+func (r *Reaper) ping(addr netip.Addr, p *peer) error {
+	p.sentAt = time.Time{}
+	if err := r.echo.send(addr); err != nil {
+		return err
+	}
+	p.sentAt = time.Now()
+	return nil
+}
+
+// count notes the answer to the echo sent on the last tick, if one was sent.
+func (r *Reaper) count(addr netip.Addr, p *peer, answered bool) {
 	switch {
-	case !p.waiting:
+	case p.sentAt.IsZero():
 	case answered:
-		if !p.answered {
+		if r.once(addr, "answers") {
 			r.logger.Info(logTag, "Peer %s answers ICMP echo: pid %d's connections to it on port %d are destroyed "+
-				"should it miss %d in a row", addr, r.pid, r.port, DeadAfter)
+				"should it miss %d in a row with no ACK received on them since the first", addr, r.pid, r.port, DeadAfter)
 		}
 		p.answered, p.misses = true, 0
 	default:
+		if p.misses == 0 {
+			p.silentSince = p.sentAt
+		}
 		p.misses++
 	}
-	p.waiting = true
-	if !p.answered && p.misses >= DeadAfter && !p.reported {
-		p.reported = true
+	if !p.answered && p.misses >= DeadAfter && r.once(addr, "filtered") {
 		r.logger.Warn(logTag, "Peer %s has answered none of %d ICMP echoes (filtered?): the fallback cannot tell "+
 			"when it dies; pid %d's connections to it on port %d are left to the kernel's timeouts", addr, p.misses, r.pid, r.port)
 	}
 }
 
-func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn) (int, error) {
-	r.logger.Warn(logTag, "Peer %s missed %d ICMP echoes in a row: destroying pid %d's %d connection(s) to it on port %d",
-		addr, p.misses, r.pid, len(conns), r.port)
+// once tells whether this is the first time the Reaper says what about addr.
+func (r *Reaper) once(addr netip.Addr, what string) bool {
+	key := saying{addr, what}
+	first := !r.said[key]
+	r.said[key] = true
+	return first
+}
+
+type verdict int
+
+const (
+	alive  verdict = iota
+	unsure         // missed an echo, and no ACK on its connections since: nudge them
+	dead
+)
+
+// judgment is a verdict on a peer and the TCP state it rests on.
+type judgment struct {
+	verdict
+	tcp  tcpState
+	open []conn // the established connections, to nudge
+}
+
+// judge reads the kernel's TCP state of the connections to a peer that has missed an echo. Any ACK received
+// since the first missed echo went out clears it. Without that state there is no verdict but alive.
+func (r *Reaper) judge(addr netip.Addr, p *peer, conns []conn) (judgment, error) {
+	if p.misses == 0 || !p.answered {
+		return judgment{verdict: alive}, nil
+	}
+	state, open, err := readTCPState(conns, p.silentSince)
+	if err != nil {
+		return judgment{verdict: alive}, err
+	}
+	switch {
+	case state.ackedSince:
+		if r.once(addr, "tcp") {
+			r.logger.Info(logTag, "Peer %s missed %d ICMP echo(es) but pid %d's connections to it on port %d received "+
+				"an ACK since (%s): it is alive; judged by its TCP answers while it misses echoes", addr, p.misses, r.pid, r.port, state)
+		}
+		r.logger.Debug(logTag, "Peer %s alive by TCP after %d missed echo(es): %s", addr, p.misses, state)
+		p.misses = 0
+		return judgment{verdict: alive, tcp: state}, nil
+	case p.misses >= DeadAfter:
+		return judgment{verdict: dead, tcp: state}, nil
+	}
+	return judgment{verdict: unsure, tcp: state, open: open}, nil
+}
+
+func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpState) (int, error) {
+	r.logger.Warn(logTag, "Peer %s missed %d ICMP echoes in a row and pid %d's %d connection(s) to it on port %d "+
+		"received no ACK since the first (%s): destroying them", addr, p.misses, r.pid, len(conns), r.port, state)
 	destroyed := 0
 	var failures []error
 	for _, c := range conns {

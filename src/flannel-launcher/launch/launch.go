@@ -206,15 +206,15 @@ func (l Launcher) tuneKeepalive(ctx context.Context, process *keepalive.Process)
 		return
 	}
 	defer reaper.Close()
-	reaper.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
+	reaper.Run(ctx, l.Clock.Ticks(ctx, keepalive.ReaperTick))
 }
 
 // steadyStateGCPercent trades a few more collections of a tiny heap for about 3 MiB less resident memory.
 const steadyStateGCPercent = 25
 
 // keepaliveTick is how soon a new flanneld connection to etcd gets its keepalive settings (one tuned late still
-// fails on time: the keepalive timer counts from the last segment received), and, in the fallback, the interval
-// between ICMP echoes to each etcd member (keepalive.DeadAfter has the resulting times).
+// fails on time: the keepalive timer counts from the last segment received). The fallback has a tick of its own,
+// keepalive.ReaperTick.
 const keepaliveTick = 2 * time.Second
 
 // prepare runs until flanneld can start, the startup deadline passes, or a stop signal comes.

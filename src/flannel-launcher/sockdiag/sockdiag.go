@@ -1,15 +1,19 @@
-// Package sockdiag reads the kernel's table of TCP sockets and destroys one of them, over NETLINK_SOCK_DIAG
-// (inet_diag), as `ss -t` and `ss -K` do.
+// Package sockdiag reads the kernel's table of TCP sockets, what the kernel knows of one of them (tcp_info),
+// and destroys one of them, over NETLINK_SOCK_DIAG (inet_diag), as `ss -t`, `ss -ti` and `ss -K` do.
 //
-// Dumps go through github.com/vishvananda/netlink. Destroy builds its own request: the library's SocketDestroy
-// takes IPv4 addresses only and sends no cookie, so the kernel would destroy whichever socket holds those
-// addresses now, even one opened by another process after the listed socket closed.
+// Dumps go through github.com/vishvananda/netlink. Info and Destroy build their own request, naming one socket
+// by its addresses and cookie: the library's SocketDestroy takes IPv4 addresses only and sends no cookie, so the
+// kernel would destroy whichever socket holds those addresses now, even one opened by another process after the
+// listed socket closed; and it has no query for one socket's tcp_info (its SocketGet sends a dump request and
+// keeps the first answer, and SocketDiagTCPInfo dumps the whole namespace). The tcp_info itself is read into
+// x/sys's unix.TCPInfo, which has the kernel's layout.
 package sockdiag
 
 import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"unsafe"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	"github.com/vishvananda/netlink"
@@ -63,34 +67,81 @@ func address(family uint8, ip []byte) netip.Addr {
 // by its addresses and then checks the cookie, so it destroys the listed socket or nothing (ErrGone).
 func Destroy(s Socket) error {
 	request := nl.NewNetlinkRequest(nl.SOCK_DESTROY, unix.NLM_F_ACK)
-	request.AddData(destroyRequest(s))
+	request.AddData(oneSocket{socket: s})
 	_, err := request.Execute(unix.NETLINK_INET_DIAG, 0)
-	switch {
-	case errors.Is(err, unix.ESTALE), errors.Is(err, unix.ENOENT):
-		return ErrGone
-	case err != nil:
-		return bosherr.WrapErrorf(err, "Destroying the TCP connection %s -> %s (SOCK_DESTROY)", s.Local, s.Remote)
-	}
-	return nil
+	return failure(err, "Destroying the TCP connection %s -> %s (SOCK_DESTROY)", s)
 }
 
-// destroyRequest is a struct inet_diag_req_v2 (linux/inet_diag.h) naming one socket, cookie included.
-type destroyRequest Socket
+// Info reads what the kernel knows of the listed socket's exchange with its peer (struct tcp_info: state, time
+// since the last ACK and data received, unacknowledged segments, retransmissions, probes), or ErrGone. It needs
+// no capability.
+func Info(s Socket) (*unix.TCPInfo, error) {
+	request := nl.NewNetlinkRequest(nl.SOCK_DIAG_BY_FAMILY, 0)
+	request.AddData(oneSocket{socket: s, extensions: 1 << (netlink.INET_DIAG_INFO - 1)})
+	answers, err := request.Execute(unix.NETLINK_INET_DIAG, nl.SOCK_DIAG_BY_FAMILY)
+	if err != nil {
+		return nil, failure(err, "Reading the TCP info of %s -> %s (NETLINK_SOCK_DIAG)", s)
+	}
+	if len(answers) != 1 || len(answers[0]) < sizeofMessage {
+		return nil, bosherr.Errorf("Reading the TCP info of %s -> %s: %d answers, no socket in them", s.Local, s.Remote, len(answers))
+	}
+	attributes, err := nl.ParseRouteAttr(answers[0][sizeofMessage:])
+	if err != nil {
+		return nil, bosherr.WrapErrorf(err, "Reading the TCP info of %s -> %s", s.Local, s.Remote)
+	}
+	for _, attribute := range attributes {
+		if attribute.Attr.Type == netlink.INET_DIAG_INFO {
+			return tcpInfo(attribute.Value), nil
+		}
+	}
+	return nil, bosherr.Errorf("Reading the TCP info of %s -> %s: the kernel sent none", s.Local, s.Remote)
+}
+
+// failure is ErrGone when the kernel found no socket by the addresses, or one with another cookie; otherwise err
+// wrapped with what was done (a format naming the local and the remote address), or nil.
+func failure(err error, doing string, s Socket) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESTALE), errors.Is(err, unix.ENOENT):
+		return ErrGone
+	}
+	return bosherr.WrapErrorf(err, doing, s.Local, s.Remote)
+}
+
+// sizeofMessage is the size of a struct inet_diag_msg, which the attributes follow.
+const sizeofMessage = 72
+
+// tcpInfo copies a struct tcp_info as the kernel sent it: an older kernel's is shorter (the fields it lacks stay
+// zero), a newer one's longer (the fields x/sys does not know are left out).
+func tcpInfo(b []byte) *unix.TCPInfo {
+	var info unix.TCPInfo
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&info)), unix.SizeofTCPInfo), b)
+	return &info
+}
+
+// oneSocket is a struct inet_diag_req_v2 (linux/inet_diag.h) naming one socket, cookie included, and asking for
+// the extensions (a bit mask of 1 << (INET_DIAG_* - 1)).
+type oneSocket struct {
+	socket     Socket
+	extensions uint8
+}
 
 const sizeofRequest = 56
 
-func (r destroyRequest) Len() int { return sizeofRequest }
+func (r oneSocket) Len() int { return sizeofRequest }
 
-func (r destroyRequest) Serialize() []byte {
+func (r oneSocket) Serialize() []byte {
+	s := r.socket
 	b := make([]byte, sizeofRequest)
-	b[0], b[1] = r.Family, unix.IPPROTO_TCP // then idiag_ext, pad and idiag_states, unused here
-	binary.BigEndian.PutUint16(b[8:], r.Local.Port())
-	binary.BigEndian.PutUint16(b[10:], r.Remote.Port())
-	putAddress(b[12:28], r.Family, r.Local.Addr())
-	putAddress(b[28:44], r.Family, r.Remote.Addr())
-	binary.NativeEndian.PutUint32(b[44:], r.Interface)
-	binary.NativeEndian.PutUint32(b[48:], r.Cookie[0])
-	binary.NativeEndian.PutUint32(b[52:], r.Cookie[1])
+	b[0], b[1], b[2] = s.Family, unix.IPPROTO_TCP, r.extensions // then pad and idiag_states, unused here
+	binary.BigEndian.PutUint16(b[8:], s.Local.Port())
+	binary.BigEndian.PutUint16(b[10:], s.Remote.Port())
+	putAddress(b[12:28], s.Family, s.Local.Addr())
+	putAddress(b[28:44], s.Family, s.Remote.Addr())
+	binary.NativeEndian.PutUint32(b[44:], s.Interface)
+	binary.NativeEndian.PutUint32(b[48:], s.Cookie[0])
+	binary.NativeEndian.PutUint32(b[52:], s.Cookie[1])
 	return b
 }
 

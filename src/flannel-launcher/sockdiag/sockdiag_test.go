@@ -6,9 +6,11 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/sockdiag"
@@ -50,6 +52,35 @@ var _ = Describe("sockdiag", func() {
 				_, err := conn.Read(make([]byte, 1))
 				Expect(errors.Is(err, syscall.ECONNABORTED)).To(BeTrue(), "read: %v", err)
 				expectOpen(other)
+			})
+
+			It("reads a connection's TCP info: its state and how long ago it last received an ACK and data", func() {
+				conn := dial(server, 0)
+				expectOpen(conn)
+				time.Sleep(300 * time.Millisecond)
+
+				info, err := sockdiag.Info(listed(family.number, conn))
+
+				Expect(err).NotTo(HaveOccurred())
+				Expect(info.State).To(BeEquivalentTo(netlink.TCP_ESTABLISHED))
+				Expect(info.Last_ack_recv).To(BeNumerically("~", 300, 250), "ms since the echo's ACK")
+				Expect(info.Last_data_recv).To(BeNumerically("~", 300, 250), "ms since the echo")
+				Expect(info.Unacked).To(BeZero())
+				Expect(info.Bytes_received).To(BeEquivalentTo(1))
+			})
+
+			It("reads no TCP info for a listed connection that has closed, nor for another that took its addresses", func() {
+				conn := dial(server, 0)
+				gone := listed(family.number, conn)
+				Expect(conn.SetLinger(0)).To(Succeed())
+				Expect(conn.Close()).To(Succeed())
+
+				_, err := sockdiag.Info(gone)
+				Expect(err).To(MatchError(sockdiag.ErrGone))
+
+				dial(server, gone.Local.Port())
+				_, err = sockdiag.Info(gone)
+				Expect(err).To(MatchError(sockdiag.ErrGone))
 			})
 
 			It("leaves alone a connection that took the addresses of a listed one that has closed", func() {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # By hand, not in CI (root; docs/failover.md): three etcd members and real flanneld (vxlan) in network
 # namespaces on one bridge, plain HTTP; the Reaper (testdata/reaper) beside flanneld, as the launcher runs it
-# under bpm. Black-holes member $1 (1-3) at a random point of a tick, writes a new lease through another
-# member, and prints when the worker has the lease's route.
+# under bpm. Black-holes member $1 (1-3; "watch": the one whose connection from flanneld has received the most,
+# which carries its watch) at a random point of a tick, writes a new lease through another member, and prints
+# when the worker has the lease's route.
 #
 #   go build -o /tmp/reaper ./src/flannel-launcher/keepalive/testdata/reaper
 #   REAPER=/tmp/reaper src/flannel-launcher/keepalive/testdata/blackhole-flanneld.sh 1
@@ -46,14 +47,29 @@ for _ in $(seq 100); do [ -f $d/subnet.env ] && break; sleep 0.1; done
 ip netns exec rp-w $R $fpid 2379 >$d/reaper.log 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ "$(grep -c 'answers ICMP' $d/reaper.log)" -ge 3 ] && break; sleep 0.2; done
-sleep $(awk 'BEGIN{srand(); printf "%.2f", rand()*2}')
+received() { # peer-number bytes, for each of flanneld's connections
+  ip netns exec rp-w ss -Htni state established dport = 2379 | paste - - |
+    sed -E 's/.* 198\.51\.100\.1([1-3]):2379[[:space:]].*bytes_received:([0-9]+).*/\1 \2/' | sort
+}
+if [ "$cut" = watch ]; then # as src/e2e/cluster's WatchCarrier: a delete event reaches the watch's connection alone
+  etcdctl() { ip netns exec rp-w $E/etcdctl --endpoints=$eps "$@"; }
+  lease=$(etcdctl lease grant 60 | awk '{print $2}')
+  etcdctl put /coreos.com/network/subnets/198.18.98.0-24 --lease=$lease \
+    '{"PublicIP":"198.51.100.98","BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"02:00:00:00:98:01"}}' >/dev/null
+  sleep 1; before=$(received)
+  etcdctl del /coreos.com/network/subnets/198.18.98.0-24 >/dev/null
+  sleep 1; after=$(received)
+  cut=$(join <(echo "$before") <(echo "$after") | awk '$3 > $2 {print $1}')
+  [ "$(echo "$cut" | wc -w)" = 1 ] || { echo "could not tell which member carries the watch: $cut"; exit 1; }
+fi
+sleep $(awk 'BEGIN{srand(); printf "%.2f", rand()*0.5}') # the Reaper ticks every 0.5 s
 ip netns exec rp-e$cut nft add table inet blackhole
 ip netns exec rp-e$cut nft 'add chain inet blackhole input { type filter hook input priority 0; policy drop; }'
 ip netns exec rp-e$cut nft 'add chain inet blackhole output { type filter hook output priority 0; policy drop; }'
 t0=$(date +%s.%N)
 other=$(( cut % 3 + 1 ))
-for _ in 1 2 3 4 5 6; do # a cut leader makes the first tries time out until the others elect one
-  ip netns exec rp-w $E/etcdctl --command-timeout=3s --endpoints=http://198.51.100.1$other:2379 put /coreos.com/network/subnets/198.18.99.0-24 \
+for _ in $(seq 20); do # a cut leader makes the first tries time out until the others elect one
+  ip netns exec rp-w $E/etcdctl --command-timeout=1s --endpoints=http://198.51.100.1$other:2379 put /coreos.com/network/subnets/198.18.99.0-24 \
     '{"PublicIP":"198.51.100.99","PublicIPv6":null,"BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"02:00:00:00:99:01"}}' >/dev/null 2>&1 && break
 done
 written=$(echo "$(date +%s.%N) - $t0" | bc)

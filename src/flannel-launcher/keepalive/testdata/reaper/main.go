@@ -1,5 +1,5 @@
 // reaper runs keepalive.Reaper for the tests, in the network namespace it is started in, as the launcher does
-// beside flanneld: every 2 s until SIGTERM or SIGINT, logging to stdout.
+// beside flanneld: every keepalive.ReaperTick until SIGTERM or SIGINT, logging to stdout.
 //
 //	reaper PID PORT
 package main
@@ -41,7 +41,7 @@ func main() {
 	defer reaper.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	ticker := time.NewTicker(2 * time.Second)
+	ticker := time.NewTicker(keepalive.ReaperTick)
 	defer ticker.Stop()
 	fmt.Println("started")
 	reaper.Run(ctx, ticker.C)

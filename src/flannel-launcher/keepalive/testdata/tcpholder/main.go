@@ -4,8 +4,12 @@
 //	                          prints "connected LOCAL REMOTE" for each, then "ready", then
 //	                          "closed REMOTE: ERROR" when a connection fails.
 //	tcpholder talk ADDR...    as dial, and writes a byte to each connection every 500 ms.
+//	tcpholder exchange ADDR...  as dial, then on each connection writes a byte every 50 ms and reads it back (from
+//	                          an echo server), like a client with requests in flight; after a failure it dials
+//	                          the address again every 100 ms ("connected LOCAL REMOTE" again) and goes on.
 //	tcpholder listen ADDR...  accepts connections on each address and holds them, without keepalive; prints
 //	                          "listening" once bound.
+//	tcpholder echo ADDR...    as listen, and sends back what each connection sends.
 package main
 
 import (
@@ -20,15 +24,17 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: tcpholder dial|listen ADDR...")
+		fmt.Fprintln(os.Stderr, "usage: tcpholder dial|talk|exchange|listen|echo ADDR...")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
 	case "dial", "talk":
 		err = dial(os.Args[2:], os.Args[1] == "talk")
-	case "listen":
-		err = listen(os.Args[2:])
+	case "exchange":
+		err = exchange(os.Args[2:])
+	case "listen", "echo":
+		err = listen(os.Args[2:], os.Args[1] == "echo")
 	default:
 		err = fmt.Errorf("unknown mode '%s'", os.Args[1])
 	}
@@ -38,18 +44,36 @@ func main() {
 	}
 }
 
-func dial(addresses []string, talk bool) error {
-	dialer := net.Dialer{KeepAlive: -1}
+// dialer connects without keepalive, like flanneld's etcd client.
+var dialer = net.Dialer{KeepAlive: -1}
+
+func connect(address string) (net.Conn, error) {
+	conn, err := dialer.Dial("tcp", address)
+	if err == nil {
+		fmt.Printf("connected %s %s\n", conn.LocalAddr(), conn.RemoteAddr())
+	}
+	return conn, err
+}
+
+// connectAll connects to each address, then prints "ready".
+func connectAll(addresses []string) ([]net.Conn, error) {
 	var conns []net.Conn
 	for _, address := range addresses {
-		conn, err := dialer.Dial("tcp", address)
+		conn, err := connect(address)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		fmt.Printf("connected %s %s\n", conn.LocalAddr(), conn.RemoteAddr())
 		conns = append(conns, conn)
 	}
 	fmt.Println("ready")
+	return conns, nil
+}
+
+func dial(addresses []string, talk bool) error {
+	conns, err := connectAll(addresses)
+	if err != nil {
+		return err
+	}
 	var holding sync.WaitGroup
 	for _, conn := range conns {
 		if talk {
@@ -72,7 +96,43 @@ func write(conn net.Conn) {
 	}
 }
 
-func listen(addresses []string) error {
+func exchange(addresses []string) error {
+	conns, err := connectAll(addresses)
+	if err != nil {
+		return err
+	}
+	var exchanging sync.WaitGroup
+	for i, conn := range conns {
+		exchanging.Go(func() {
+			for {
+				err := pingPong(conn)
+				fmt.Printf("closed %s: %v\n", conn.RemoteAddr(), err)
+				conn.Close()
+				for conn, err = connect(addresses[i]); err != nil; conn, err = connect(addresses[i]) {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		})
+	}
+	exchanging.Wait()
+	return nil
+}
+
+// pingPong writes a byte every 50 ms and reads it back until that fails.
+func pingPong(conn net.Conn) error {
+	b := []byte("x")
+	for range time.Tick(50 * time.Millisecond) {
+		if _, err := conn.Write(b); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(conn, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func listen(addresses []string, echo bool) error {
 	var listeners []net.Listener
 	for _, address := range addresses {
 		// no keepalive on the accepted side either, so that the only segments are those the client side makes
@@ -91,7 +151,11 @@ func listen(addresses []string) error {
 				if err != nil {
 					return
 				}
-				go io.Copy(io.Discard, conn)
+				if echo {
+					go io.Copy(conn, conn)
+				} else {
+					go io.Copy(io.Discard, conn)
+				}
 			}
 		})
 	}
