@@ -352,9 +352,14 @@ func await(deadline time.Time, check func() (string, bool)) <-chan sighting {
 	return found
 }
 
-// firstNew awaits a value in list that its first answer did not hold.
+// firstNew awaits a value in list that its first answer did not hold. The first answer is asked for until
+// deadline: right after a fault, a member may not answer for a moment.
 func firstNew(deadline time.Time, list func() (map[string]bool, error)) (<-chan sighting, error) {
 	known, err := list()
+	for err != nil && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		known, err = list()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -369,9 +374,10 @@ func firstNew(deadline time.Time, list func() (map[string]bool, error)) (<-chan 
 	}), nil
 }
 
-// leaseKeys is the set of lease keys in etcd, read through m.
+// leaseKeys is the set of lease keys in etcd as m holds them: a serializable read, which m answers without
+// a leader (the fault may have taken the leader away; flanneld's watch sees the lease as m does).
 func leaseKeys(m *master.Member) (map[string]bool, error) {
-	out, err := m.Etcdctl("get", "--prefix", "--keys-only", leasePrefix)
+	out, err := m.Etcdctl("get", "--prefix", "--keys-only", "--consistency=s", leasePrefix)
 	if err != nil {
 		return nil, err
 	}
