@@ -17,8 +17,8 @@ import (
 // without a leader or quorum, the v2 read unanswered) fails the attempt, which is retried until the startup
 // deadline: flanneld started without the leases could take a subnet a kubo node still holds. Any other failure (a
 // v2 store that holds no usable data, a network config that does not fit) is one log line, and flanneld starts.
-func (l Launcher) importV2(ctx context.Context, cluster *members.Cluster, client *clientv3.Client) error {
-	httpClient := cluster.HTTPClient()
+func (l Launcher) importV2(ctx context.Context, pass *members.Pass, client *clientv3.Client) error {
+	httpClient := pass.HTTPClient()
 	defer httpClient.CloseIdleConnections()
 	prefix := l.Config.Etcd.Prefix
 	data, err := v2import.Read(ctx, httpClient, l.Config.AliasURL(), prefix)

@@ -53,7 +53,7 @@ type node struct {
 }
 
 // Read fetches everything under prefix from the v2 API of the member at endpoint (an https URL), with client
-// (mutual TLS, following no redirect: members.Cluster.HTTPClient); a redirect is an error. No answer, or a
+// (mutual TLS, following no redirect: members.Pass.HTTPClient); a redirect is an error. No answer, or a
 // server error, is a *TransientError. A prefix v2 does not have is empty Data. The v2 API is etcd's JSON over HTTP (GET
 // /v2/keys/<key>?recursive=true); one request, no client library (see the package's commit for why).
 func Read(ctx context.Context, client *http.Client, endpoint, prefix string) (Data, error) {
