@@ -47,6 +47,7 @@ func (r *Report) gather(ctx context.Context, cfg config.Config, resolver members
 		r.problem(err)
 		return
 	}
+	cluster.WaitForAll() // the report shows every address and member, however slow
 	ctx, cancel := context.WithTimeout(ctx, members.RequestTimeout)
 	defer cancel()
 	pass := cluster.NewPass()

@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -45,6 +44,7 @@ type Cluster struct {
 	creds        credentials.TransportCredentials
 	resolver     Resolver
 	probeTimeout time.Duration
+	leaveOutLate bool
 	logger       boshlog.Logger
 }
 
@@ -71,7 +71,8 @@ func (m Member) Healthy() bool {
 	return m.Resolves && m.Answered
 }
 
-// New builds the TLS setup from cfg.Etcd; resolver resolves the alias and the members' host names.
+// New builds the TLS setup from cfg.Etcd; resolver resolves the alias and the members' host names. A pass leaves
+// out the addresses and members that are late once a majority answered, unless WaitForAll is called.
 func New(cfg config.Config, resolver Resolver, logger boshlog.Logger) (*Cluster, error) {
 	tlsConfig, err := TLSConfig(cfg.Etcd, time.Now())
 	if err != nil {
@@ -87,8 +88,14 @@ func New(cfg config.Config, resolver Resolver, logger boshlog.Logger) (*Cluster,
 		creds:        checkedCreds{credentials.NewTLS(tlsConfig)},
 		resolver:     resolver,
 		probeTimeout: cfg.Timing.ProbeTimeout.D(),
+		leaveOutLate: true,
 		logger:       logger,
 	}, nil
+}
+
+// WaitForAll makes every handshake and probe run to its end or its probe timeout, as a report wants them.
+func (c *Cluster) WaitForAll() {
+	c.leaveOutLate = false
 }
 
 // addresses are the host's addresses from the resolver, or the host itself when it is an address.
@@ -112,11 +119,10 @@ func (p *Pass) Members(ctx context.Context) ([]Member, error) {
 		return nil, bosherr.WrapErrorf(err, "Listing etcd members through '%s'", p.cluster.aliasURL)
 	}
 	result := make([]Member, len(resp.Members))
-	var probing sync.WaitGroup
-	for i, member := range resp.Members {
-		probing.Go(func() { result[i] = p.probe(ctx, client, member) })
-	}
-	probing.Wait()
+	settle(ctx, len(resp.Members), p.cluster.leaveOutLate, func(ctx context.Context, i int) bool {
+		result[i] = p.probe(ctx, client, resp.Members[i])
+		return result[i].Healthy()
+	})
 	slices.SortFunc(result, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	for _, m := range result {
 		p.cluster.logMember(m)
@@ -162,7 +168,12 @@ func (p *Pass) ask(ctx context.Context, conn pb.MaintenanceClient, m *Member) {
 	start := time.Now()
 	status, err := conn.Status(ctx, &pb.StatusRequest{})
 	m.RTT = time.Since(start)
+	lateErr, cutLate := late(ctx)
 	switch {
+	case err != nil && cutLate:
+		m.Err = bosherr.Errorf("Probing '%s': no answer within %s, by when %d of the %d members had answered",
+			m.ClientURL, lateErr.waited.Round(time.Millisecond), lateErr.succeeded, lateErr.of)
+		return
 	case err != nil:
 		m.Err = bosherr.WrapErrorf(err, "Probing '%s'", m.ClientURL)
 		return

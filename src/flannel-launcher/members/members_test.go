@@ -36,15 +36,20 @@ type discovery struct {
 // discover runs the launcher's startup sequence: resolve the alias, check the certificates on its
 // addresses, list and probe the members through the alias.
 func discover(cfg config.Config) (discovery, error) {
+	return discoverWaiting(cfg, false)
+}
+
+// discoverWaiting with wait true waits for every address and member (members.Cluster.WaitForAll).
+func discoverWaiting(cfg config.Config, wait bool) (discovery, error) {
 	logger, logs := testlog.New()
 	started := time.Now()
-	found, err := discoverWith(cfg, logger)
+	found, err := discoverWith(cfg, logger, wait)
 	found.logs, found.took = logs, time.Since(started)
 	GinkgoWriter.Printf("discovery took %s\n", found.took)
 	return found, err
 }
 
-func discoverWith(cfg config.Config, logger boshlog.Logger) (discovery, error) {
+func discoverWith(cfg config.Config, logger boshlog.Logger, wait bool) (discovery, error) {
 	var found discovery
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -55,6 +60,9 @@ func discoverWith(cfg config.Config, logger boshlog.Logger) (discovery, error) {
 	etcd, err := members.New(cfg, resolver, logger)
 	if err != nil {
 		return found, err
+	}
+	if wait {
+		etcd.WaitForAll()
 	}
 	pass := etcd.NewPass()
 	defer pass.Close()
@@ -197,8 +205,23 @@ var _ = Describe("Discovering the members through the alias", func() {
 			DeferCleanup(func() { Expect(cluster.Restart(1)).To(Succeed()) })
 		})
 
-		It("leaves it out after the probe timeout", func() {
+		It("leaves it out once the others answered, without waiting for the probe timeout", func() {
 			found, err := discover(launcherConfig())
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(found.certs[1].Err).To(MatchError(MatchRegexp(
+				`^no TLS handshake within \d+ms, by when 2 of the alias' 3 addresses had answered$`)))
+			hole := byName(found.members, "member-1")
+			Expect(hole.Answered).To(BeFalse())
+			Expect(hole.Err).To(MatchError(ContainSubstring("No TLS handshake with its address: no TLS handshake within")))
+			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
+				cluster.Members[0].ClientURL, cluster.Members[2].ClientURL}))
+			Expect(found.took).To(BeNumerically("<", probeTimeout))
+			AddReportEntry("discovery with a black-holed member", found.took.String())
+		})
+
+		It("leaves it out after the probe timeout when told to wait for all, as check is", func() {
+			found, err := discoverWaiting(launcherConfig(), true)
 			Expect(err).NotTo(HaveOccurred())
 
 			Expect(found.certs[1].Err).To(MatchError("no TLS handshake within the probe timeout (2s)"))
@@ -207,7 +230,6 @@ var _ = Describe("Discovering the members through the alias", func() {
 			Expect(hole.Err).To(MatchError(ContainSubstring("no TLS handshake within the probe timeout")))
 			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
 				cluster.Members[0].ClientURL, cluster.Members[2].ClientURL}))
-			AddReportEntry("discovery with a black-holed member", found.took.String())
 		})
 
 		It("blames the caller's deadline, not the probe timeout, when that cuts the handshake short", func() {

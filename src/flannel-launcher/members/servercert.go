@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -46,18 +45,18 @@ func (e *UnreachableError) Error() string {
 
 // CheckServerCerts shakes hands with every address of the alias in parallel, each within the probe timeout,
 // verifying the server certificate against the alias name, and keeps the connections that verified for the
-// pass's requests (Client, Members). When none verified, it fails with the first *CertError (a TLS setup
-// problem), or else an *UnreachableError. When some did, an address whose certificate does not verify is only
-// left out, with a warning: one stranger added to the alias' answer (a spoofed or stale record) must not keep
-// flanneld from starting, and nothing is sent to it either way, since every connection verifies the
+// pass's requests (Client, Members). Once a majority verified, the others get a short grace and are then left
+// out, unless the cluster waits for all (WaitForAll). When none verified, it fails with the first *CertError (a
+// TLS setup problem), or else an *UnreachableError. When some did, an address whose certificate does not verify
+// is only left out, with a warning: one stranger added to the alias' answer (a spoofed or stale record) must not
+// keep flanneld from starting, and nothing is sent to it either way, since every connection verifies the
 // certificate. A pass checks once.
 func (p *Pass) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerCert, error) {
 	checks := make([]addressCheck, len(ips))
-	var checking sync.WaitGroup
-	for i, ip := range ips {
-		checking.Go(func() { checks[i] = p.cluster.checkServerCert(ctx, ip) })
-	}
-	checking.Wait()
+	settle(ctx, len(ips), p.cluster.leaveOutLate, func(ctx context.Context, i int) bool {
+		checks[i] = p.cluster.checkServerCert(ctx, ips[i])
+		return checks[i].cert.Err == nil
+	})
 	p.keep(checks)
 	results := make([]ServerCert, len(checks))
 	var causes []string
@@ -101,7 +100,12 @@ func (c *Cluster) checkServerCert(ctx context.Context, ip net.IP) addressCheck {
 	if isProtocolVersionAlert(err) {
 		conn, err = c.handshake(probeCtx, address, 0, &check.connected)
 	}
+	lateErr, cutLate := late(ctx)
 	switch {
+	case err != nil && cutLate:
+		check.cert.Err = bosherr.Errorf("no TLS handshake within %s, by when %d of the alias' %d addresses had answered",
+			lateErr.waited.Round(time.Millisecond), lateErr.succeeded, lateErr.of)
+		return check
 	case err != nil && ctx.Err() != nil:
 		// The caller's deadline or stop, not the probe timeout, ended the handshake.
 		check.cert.Err = bosherr.WrapError(ctx.Err(), "TLS handshake cut short")
