@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -86,31 +85,25 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 	return discovery{aliasIPs: ips, memberURLs: urls}, nil
 }
 
-// membersAndNetwork runs on the pass's connections, which are closed before flanneld starts. The member
-// probes and the network config do not depend on each other, so they run side by side. kubo's leases are
-// imported first, so that no launcher starts flanneld on a network config before they are in v3.
+// membersAndNetwork runs on the pass's connections, which are closed before flanneld starts: the member list
+// and the probes first, then kubo's leases are imported (their versions tell whether etcd can serve v2), so that
+// no launcher starts flanneld on a network config before they are in v3, then the network config.
 func (l Launcher) membersAndNetwork(ctx context.Context, pass *members.Pass) ([]string, error) {
+	list, err := pass.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
 	client, err := pass.Client()
 	if err != nil {
 		return nil, err
 	}
-	var list []members.Member
-	var listErr error
-	var probing sync.WaitGroup
-	probing.Go(func() { list, listErr = pass.Members(ctx) })
-	if err := l.importV2(ctx, pass, client); err != nil {
-		probing.Wait()
+	if err := l.importV2(ctx, pass, client, list); err != nil {
 		return nil, err
 	}
 	network := l.Config.Network
 	enforce := netconfig.Enforcement{On: network.Enforce, Record: netconfig.Record{Path: network.EnforceRecord}}
-	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger)
-	probing.Wait()
-	if listErr != nil {
-		return nil, listErr
-	}
-	if ensureErr != nil {
-		return nil, bosherr.WrapError(ensureErr, "Ensuring the network config")
+	if _, err := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger); err != nil {
+		return nil, bosherr.WrapError(err, "Ensuring the network config")
 	}
 	l.keepVTEP(ctx, client)
 	urls := members.HealthyURLs(list)

@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"github.com/coreos/go-semver/semver"
+	etcdversion "go.etcd.io/etcd/api/v3/version"
 )
 
 // Data is what the v2 store holds under flannel's prefix.
@@ -39,6 +41,13 @@ type Lease struct {
 
 // ErrNotServed means the member does not serve the v2 API (etcd 3.4 and 3.5 with --enable-v2=false, 3.6).
 var ErrNotServed = errors.New("the etcd member does not serve the v2 API")
+
+// Served tells whether etcd of the given version can serve the v2 API: 3.5 was the last that could. A version
+// that does not parse may.
+func Served(version string) bool {
+	v, err := semver.NewVersion(version)
+	return err != nil || v.LessThan(etcdversion.V3_6)
+}
 
 // maxBody bounds what a v2 answer may take in memory: a lease is about 150 bytes.
 const maxBody = 16 << 20
