@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cloudfoundry/bosh-utils v0.0.552
+	github.com/coreos/go-semver v0.3.1
 	github.com/google/renameio/v2 v2.0.2
 	github.com/miekg/dns v1.1.73
 	github.com/vishvananda/netlink v1.3.1
@@ -16,7 +17,6 @@ require (
 )
 
 require (
-	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.5.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect

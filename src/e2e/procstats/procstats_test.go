@@ -49,6 +49,22 @@ var _ = Describe("procstats", func() {
 		Expect(used).To(BeNumerically("~", own, 50*time.Millisecond)) // /proc counts in 10 ms ticks
 	})
 
+	It("counts the time a process's threads ran to well below a tick", func() {
+		spin := time.Now()
+		for time.Since(spin) < 30*time.Millisecond {
+		}
+		var before, after syscall.Rusage
+		Expect(syscall.Getrusage(syscall.RUSAGE_SELF, &before)).To(Succeed())
+		onCPU, err := procstats.OnCPU(os.Getpid())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(syscall.Getrusage(syscall.RUSAGE_SELF, &after)).To(Succeed())
+		own := func(u syscall.Rusage) time.Duration { return time.Duration(u.Utime.Nano() + u.Stime.Nano()) }
+
+		Expect(onCPU).To(BeNumerically(">=", 30*time.Millisecond))
+		Expect(onCPU).To(BeNumerically(">=", own(before)-2*time.Millisecond), "threads that exited are not counted")
+		Expect(onCPU).To(BeNumerically("<=", own(after)+2*time.Millisecond))
+	})
+
 	It("fails on a process that is not there", func() {
 		_, err := procstats.Start(0)
 		Expect(err).To(HaveOccurred())

@@ -47,29 +47,31 @@ func (r *Report) gather(ctx context.Context, cfg config.Config, resolver members
 		r.problem(err)
 		return
 	}
+	cluster.WaitForAll() // the report shows every address and member, however slow
 	ctx, cancel := context.WithTimeout(ctx, members.RequestTimeout)
 	defer cancel()
-	if !r.checkServerCerts(ctx, cluster, ips) {
+	pass := cluster.NewPass()
+	defer pass.Close()
+	if !r.checkServerCerts(ctx, pass, ips) {
 		return
 	}
-	client, err := cluster.Client()
-	if err != nil {
-		r.problem(err)
-		return
-	}
-	defer client.Close()
-	list, err := cluster.Members(ctx, client)
+	list, err := pass.Members(ctx)
 	if err != nil {
 		r.problem(err)
 		return
 	}
 	r.addMembers(list)
+	client, err := pass.Client()
+	if err != nil {
+		r.problem(err)
+		return
+	}
 	status, err := netconfig.Read(ctx, client, cfg.Etcd.NetworkConfigKey(), cfg.Network.Desired())
 	r.addNetworkConfig(status, err, cfg.Network)
 }
 
-func (r *Report) checkServerCerts(ctx context.Context, cluster *members.Cluster, ips []net.IP) bool {
-	certs, err := cluster.CheckServerCerts(ctx, ips)
+func (r *Report) checkServerCerts(ctx context.Context, pass *members.Pass, ips []net.IP) bool {
+	certs, err := pass.CheckServerCerts(ctx, ips)
 	for _, cert := range certs {
 		r.ServerCerts = append(r.ServerCerts, ServerCert{
 			Address: cert.Address, CoversAlias: cert.CoversAlias, NotAfter: cert.NotAfter.UTC(), Error: errorText(cert.Err),

@@ -2,6 +2,10 @@ package launch_test
 
 // Benchmarks of the real flannel-launcher binary against a three-member TLS etcd cluster and a DNS server in
 // this process, with src/testenv/recordingflanneld as flanneld. docs/benchmarks.md has the commands and figures.
+//
+// With LAUNCHER_BASELINE set to another build of the launcher (an older commit's), the start benchmarks run
+// that binary too, in turn with this tree's (A B A B ...), and report its figures beside them with the ratio
+// taken pair by pair, so that both are measured under the same load.
 
 import (
 	"encoding/json"
@@ -20,6 +24,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
+	"github.com/flannel-dns/flannel-dns/src/testenv/pki"
 	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
 )
 
@@ -30,16 +35,26 @@ var bench struct {
 	once     sync.Once
 	err      error
 	env      *environment
+	rsaOnce  sync.Once
+	rsaErr   error
+	rsaEnv   *environment // certificates with RSA 3072 keys
 	launcher string
+	baseline string // LAUNCHER_BASELINE: another build to measure beside this tree's
 	flanneld string
 	dir      string
 }
+
+// baselineEnv names the binary the start benchmarks measure beside this tree's launcher.
+const baselineEnv = "LAUNCHER_BASELINE"
 
 func TestMain(m *testing.M) {
 	status := m.Run()
 	if bench.env != nil {
 		bench.env.close()
 		os.RemoveAll(bench.dir)
+	}
+	if bench.rsaEnv != nil {
+		bench.rsaEnv.close()
 	}
 	gexec.CleanupBuildArtifacts()
 	os.Exit(status)
@@ -48,7 +63,10 @@ func TestMain(m *testing.M) {
 // benchSetup builds both binaries and starts the environment once for all benchmarks.
 func benchSetup(b *testing.B) {
 	bench.once.Do(func() {
-		if bench.launcher, bench.err = gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher"); bench.err != nil {
+		// as packages/flannel-launcher/packaging builds it: static, without symbols
+		bench.launcher, bench.err = gexec.BuildWithEnvironment("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher",
+			append(os.Environ(), "CGO_ENABLED=0"), "-trimpath", "-ldflags=-s -w")
+		if bench.err != nil {
 			return
 		}
 		if bench.flanneld, bench.err = gexec.Build("github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld"); bench.err != nil {
@@ -56,6 +74,11 @@ func benchSetup(b *testing.B) {
 		}
 		if bench.dir, bench.err = os.MkdirTemp("", "launch-bench-"); bench.err != nil {
 			return
+		}
+		if bench.baseline = os.Getenv(baselineEnv); bench.baseline != "" {
+			if _, bench.err = os.Stat(bench.baseline); bench.err != nil {
+				return
+			}
 		}
 		bench.env, bench.err = startEnvironment()
 	})
@@ -70,20 +93,34 @@ func BenchmarkStartToExec(b *testing.B) {
 	benchmarkStartToExec(b)
 }
 
+// BenchmarkStartToExecRSA3072: the same with every certificate's key RSA 3072, as the bosh CLI generates a
+// manifest's certificates into its vars store (the simulated cluster's; CredHub's are RSA 2048). Each TLS
+// handshake then costs both sides an RSA signature, milliseconds of CPU where ECDSA P-256 takes microseconds.
+func BenchmarkStartToExecRSA3072(b *testing.B) {
+	benchSetup(b)
+	bench.rsaOnce.Do(func() { bench.rsaEnv, bench.rsaErr = startEnvironmentWith(pki.RSA(3072)) })
+	if bench.rsaErr != nil {
+		b.Fatal(bench.rsaErr)
+	}
+	benchmarkStartToExecIn(b, bench.rsaEnv, "bench-rsa")
+}
+
 // BenchmarkProcessStart: `flannel-launcher version` from start to exit, the share of BenchmarkStartToExec
 // that is only the binary starting (loading, package init: the etcd client's protobuf registrations).
 func BenchmarkProcessStart(b *testing.B) {
 	benchSetup(b)
-	durations := make([]time.Duration, 0, b.N)
+	runs := newPairedRuns()
 	for range b.N {
-		started := time.Now()
-		if err := exec.Command(bench.launcher, "version").Run(); err != nil {
-			b.Fatal(err)
-		}
-		durations = append(durations, time.Since(started))
+		runs.each(func(binary string) (time.Duration, time.Duration) {
+			cmd := exec.Command(binary, "version")
+			started := time.Now()
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(started), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		})
 	}
-	slices.Sort(durations)
-	b.ReportMetric(ms(durations[len(durations)/2]), "ms-median")
+	runs.report(b, "")
 }
 
 // BenchmarkStartToExecBlackHoled: the same with one member accepting connections and never answering.
@@ -101,30 +138,71 @@ func BenchmarkStartToExecBlackHoled(b *testing.B) {
 }
 
 func benchmarkStartToExec(b *testing.B) {
-	cfg := bench.env.config("bench", bench.flanneld)
+	benchmarkStartToExecIn(b, bench.env, "bench")
+}
+
+// benchmarkStartToExecIn starts the launcher against env, with its network config under /<prefix>/network.
+func benchmarkStartToExecIn(b *testing.B, env *environment, prefix string) {
+	cfg := env.config(prefix, bench.flanneld)
 	configFile := writeBenchConfig(b, cfg)
-	durations := make([]time.Duration, 0, b.N)
-	cpu := make([]time.Duration, 0, b.N)
+	runs := newPairedRuns()
 	b.ResetTimer()
 	for range b.N {
-		recordFile := newRecordFile(b)
-		started := time.Now()
-		launcher := startLauncher(b, configFile, recordFile)
-		rec := waitForFlanneld(b, recordFile)
-		durations = append(durations, time.Unix(0, rec.Started).Sub(started))
-		stopLauncher(b, launcher)
-		cpu = append(cpu, launcher.ProcessState.UserTime()+launcher.ProcessState.SystemTime())
+		runs.each(func(binary string) (time.Duration, time.Duration) {
+			recordFile := newRecordFile(b)
+			started := time.Now()
+			launcher := startLauncher(b, binary, configFile, recordFile)
+			rec := waitForFlanneld(b, recordFile)
+			stopLauncher(b, launcher)
+			// CPU over the launcher's whole run (start, a few ms running, stop): what the machine's load
+			// does not inflate.
+			return time.Unix(0, rec.Started).Sub(started), launcher.ProcessState.UserTime() + launcher.ProcessState.SystemTime()
+		})
 	}
 	b.StopTimer()
-	slices.Sort(durations)
-	slices.Sort(cpu)
-	b.ReportMetric(ms(durations[len(durations)/2]), "ms-median")
-	b.ReportMetric(ms(durations[len(durations)*9/10]), "ms-p90")
-	b.ReportMetric(ms(durations[len(durations)-1]), "ms-max")
+	runs.report(b, "-p90-max")
 	b.ReportMetric(ms(cfg.Timing.ProbeTimeout.D()), "ms-probe-timeout")
-	// CPU the launcher used over its whole run (start, a few ms running, stop): what the machine's load
-	// does not inflate.
-	b.ReportMetric(ms(cpu[len(cpu)/2]), "ms-cpu-median")
+}
+
+// pairedRuns keeps the wall and CPU times, in ms, of this tree's launcher and, when LAUNCHER_BASELINE is set,
+// of the baseline run right after it.
+type pairedRuns struct {
+	wall, cpu, baseWall, baseCPU, ratio []float64
+}
+
+func newPairedRuns() *pairedRuns { return &pairedRuns{} }
+
+// each runs this tree's launcher, then the baseline's; run returns the wall and CPU time of one run.
+func (p *pairedRuns) each(run func(binary string) (wall, cpu time.Duration)) {
+	wall, cpu := run(bench.launcher)
+	p.wall, p.cpu = append(p.wall, ms(wall)), append(p.cpu, ms(cpu))
+	if bench.baseline == "" {
+		return
+	}
+	baseWall, baseCPU := run(bench.baseline)
+	p.baseWall, p.baseCPU = append(p.baseWall, ms(baseWall)), append(p.baseCPU, ms(baseCPU))
+	p.ratio = append(p.ratio, ms(wall)/ms(baseWall))
+}
+
+// report gives medians, and with spread "-p90-max" the p90 and maximum of the wall times too.
+func (p *pairedRuns) report(b *testing.B, spread string) {
+	reportSorted(b, p.wall, "ms", spread)
+	reportSorted(b, p.cpu, "ms-cpu", "")
+	if bench.baseline == "" {
+		return
+	}
+	reportSorted(b, p.baseWall, "baseline-ms", spread)
+	reportSorted(b, p.baseCPU, "baseline-ms-cpu", "")
+	reportSorted(b, p.ratio, "ratio-to-baseline", "")
+}
+
+func reportSorted(b *testing.B, values []float64, unit, spread string) {
+	slices.Sort(values)
+	b.ReportMetric(values[len(values)/2], unit+"-median")
+	if spread != "" {
+		b.ReportMetric(values[len(values)*9/10], unit+"-p90")
+		b.ReportMetric(values[len(values)-1], unit+"-max")
+	}
 }
 
 // BenchmarkSteadyState: a launcher whose flanneld runs, watched for a minute: its resident memory and the
@@ -134,7 +212,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	configFile := writeBenchConfig(b, bench.env.config("bench-steady", bench.flanneld))
 	for range b.N {
 		recordFile := newRecordFile(b)
-		launcher := startLauncher(b, configFile, recordFile)
+		launcher := startLauncher(b, bench.launcher, configFile, recordFile)
 		waitForFlanneld(b, recordFile)
 		before, err := etcdRequestsServed()
 		if err != nil {
@@ -176,8 +254,8 @@ func newRecordFile(b *testing.B) string {
 	return filepath.Join(dir, "record.json")
 }
 
-func startLauncher(b *testing.B, configFile, recordFile string) *exec.Cmd {
-	cmd := exec.Command(bench.launcher, "run", "--config", configFile)
+func startLauncher(b *testing.B, binary, configFile, recordFile string) *exec.Cmd {
+	cmd := exec.Command(binary, "run", "--config", configFile)
 	cmd.Env = append(os.Environ(), record.FileEnv+"="+recordFile)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

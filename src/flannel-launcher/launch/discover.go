@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -71,45 +70,40 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, members.RequestTimeout)
 	defer cancel()
+	pass := cluster.NewPass()
+	defer pass.Close()
 	// A certificate that does not verify is retried too, until the startup deadline: the job keeps running, so
 	// post-start reports the reason, and while credentials rotate, etcd's certificate and the CA this VM has
 	// may disagree for as long as the roll takes.
-	if _, err := cluster.CheckServerCerts(ctx, ips); err != nil {
+	if _, err := pass.CheckServerCerts(ctx, ips); err != nil {
 		return discovery{}, &RetryError{Attempt: n, Err: err}
 	}
-	urls, err := l.membersAndNetwork(ctx, cluster)
+	urls, err := l.membersAndNetwork(ctx, pass)
 	if err != nil {
 		return discovery{}, &RetryError{Attempt: n, Err: err}
 	}
 	return discovery{aliasIPs: ips, memberURLs: urls}, nil
 }
 
-// membersAndNetwork opens the only etcd client of the run and closes it before flanneld starts. The member
-// probes and the network config do not depend on each other, so they run side by side. kubo's leases are
-// imported first, so that no launcher starts flanneld on a network config before they are in v3.
-func (l Launcher) membersAndNetwork(ctx context.Context, cluster *members.Cluster) ([]string, error) {
-	client, err := cluster.Client()
+// membersAndNetwork runs on the pass's connections, which are closed before flanneld starts: the member list
+// and the probes first, then kubo's leases are imported (their versions tell whether etcd can serve v2), so that
+// no launcher starts flanneld on a network config before they are in v3, then the network config.
+func (l Launcher) membersAndNetwork(ctx context.Context, pass *members.Pass) ([]string, error) {
+	list, err := pass.Members(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer client.Close()
-	var list []members.Member
-	var listErr error
-	var probing sync.WaitGroup
-	probing.Go(func() { list, listErr = cluster.Members(ctx, client) })
-	if err := l.importV2(ctx, cluster, client); err != nil {
-		probing.Wait()
+	client, err := pass.Client()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.importV2(ctx, pass, client, list); err != nil {
 		return nil, err
 	}
 	network := l.Config.Network
 	enforce := netconfig.Enforcement{On: network.Enforce, Record: netconfig.Record{Path: network.EnforceRecord}}
-	_, ensureErr := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger)
-	probing.Wait()
-	if listErr != nil {
-		return nil, listErr
-	}
-	if ensureErr != nil {
-		return nil, bosherr.WrapError(ensureErr, "Ensuring the network config")
+	if _, err := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger); err != nil {
+		return nil, bosherr.WrapError(err, "Ensuring the network config")
 	}
 	l.keepVTEP(ctx, client)
 	urls := members.HealthyURLs(list)

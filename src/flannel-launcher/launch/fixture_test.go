@@ -28,21 +28,26 @@ type environment struct {
 }
 
 func startEnvironment() (*environment, error) {
+	return startEnvironmentWith(pki.ECDSAP256)
+}
+
+// startEnvironmentWith makes every key of the environment with keys.
+func startEnvironmentWith(keys pki.Keys) (*environment, error) {
 	dir, err := os.MkdirTemp("", "launch-test-")
 	if err != nil {
 		return nil, err
 	}
 	env := &environment{dir: dir}
-	if err := env.start(); err != nil {
+	if err := env.start(keys); err != nil {
 		env.close()
 		return nil, err
 	}
 	return env, nil
 }
 
-func (e *environment) start() error {
+func (e *environment) start(keys pki.Keys) error {
 	var err error
-	if e.ca, err = pki.NewCA(e.dir, "etcd-ca"); err != nil {
+	if e.ca, err = pki.NewCAWith(e.dir, "etcd-ca", keys); err != nil {
 		return err
 	}
 	if e.client, err = e.ca.Issue(pki.Client("flanneld")); err != nil {

@@ -69,6 +69,16 @@ var _ = Describe("Launcher.Run", func() {
 			Expect(recorded().Signals).To(Equal([]string{"terminated"}))
 		})
 
+		It("does not read the v2 store of members that run etcd 3.6, which serves no v2 API", func() {
+			done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
+			startedFlanneld()
+
+			Expect(logs).To(gbytes.Say("the etcd members run 3.6 or later, which serve no v2 API"))
+			Expect(logs.Contents()).NotTo(ContainSubstring("etcd serves no v2 API"), "the v2 API was asked")
+			stop <- syscall.SIGTERM
+			Eventually(done, 5*time.Second).Should(Receive())
+		})
+
 		It("re-resolves the alias while flanneld runs, logs changes, and neither restarts flanneld nor asks etcd", func() {
 			done := runInBackground(newLauncher(cfg, recordFile, logger, starts), stop)
 			startedFlanneld()

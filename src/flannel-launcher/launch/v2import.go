@@ -17,8 +17,14 @@ import (
 // without a leader or quorum, the v2 read unanswered) fails the attempt, which is retried until the startup
 // deadline: flanneld started without the leases could take a subnet a kubo node still holds. Any other failure (a
 // v2 store that holds no usable data, a network config that does not fit) is one log line, and flanneld starts.
-func (l Launcher) importV2(ctx context.Context, cluster *members.Cluster, client *clientv3.Client) error {
-	httpClient := cluster.HTTPClient()
+//
+// etcd 3.6 removed the v2 API: when every member that answered its probe runs 3.6 or later, nothing is read.
+func (l Launcher) importV2(ctx context.Context, pass *members.Pass, client *clientv3.Client, list []members.Member) error {
+	if !mayServeV2(list) {
+		l.Logger.Debug(logTag, "the etcd members run 3.6 or later, which serve no v2 API: no leases of kubo's flanneld to import")
+		return nil
+	}
+	httpClient := pass.HTTPClient()
 	defer httpClient.CloseIdleConnections()
 	prefix := l.Config.Etcd.Prefix
 	data, err := v2import.Read(ctx, httpClient, l.Config.AliasURL(), prefix)
@@ -35,4 +41,18 @@ func (l Launcher) importV2(ctx context.Context, cluster *members.Cluster, client
 		l.Logger.Warn(logTag, "Not importing the leases of kubo's flanneld from etcd's v2 store; flanneld starts without them: %s", err)
 	}
 	return nil
+}
+
+// mayServeV2 tells whether a member that answered may serve the v2 API; when none answered, one may.
+func mayServeV2(list []members.Member) bool {
+	answered := 0
+	for _, m := range list {
+		if m.Answered {
+			answered++
+			if v2import.Served(m.Version) {
+				return true
+			}
+		}
+	}
+	return answered == 0
 }

@@ -27,7 +27,7 @@ func BenchmarkDiscovery(b *testing.B) {
 	run := func(wantHealthy int) func(*testing.B) {
 		return func(b *testing.B) {
 			for b.Loop() {
-				found, err := discoverWith(cfg, logger)
+				found, err := discoverWith(cfg, logger, false)
 				if err != nil {
 					b.Fatal(err)
 				}

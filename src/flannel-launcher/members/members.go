@@ -1,9 +1,12 @@
-// Package members finds etcd's members through the bosh-dns alias over mutual TLS and probes them.
+// Package members finds etcd's members through the bosh-dns alias over mutual TLS and probes them, on one TLS
+// connection per address.
 //
-//	cluster, err := members.New(cfg, resolver, logger)      // TLS setup; an expired client cert fails here
-//	certs, err := cluster.CheckServerCerts(ctx, aliasIPs)   // clear TLS errors before gRPC hides them
-//	client, err := cluster.Client()                         // endpoint: the alias URL
-//	list, err := cluster.Members(ctx, client)               // every member, probed in parallel
+//	cluster, err := members.New(cfg, resolver, logger)     // TLS setup; an expired client cert fails here
+//	pass := cluster.NewPass()                              // one attempt's connections
+//	defer pass.Close()
+//	certs, err := pass.CheckServerCerts(ctx, aliasIPs)     // clear TLS errors before gRPC hides them
+//	list, err := pass.Members(ctx)                         // every member, probed in parallel
+//	client, err := pass.Client()                           // endpoint: the alias URL
 //	members.HealthyURLs(list)
 package members
 
@@ -11,19 +14,16 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 )
@@ -41,10 +41,16 @@ type Cluster struct {
 	caFile       string
 	certFile     string
 	tls          *tls.Config
-	dialer       *dialer
-	handshakes   *handshakes
+	creds        credentials.TransportCredentials
+	resolver     Resolver
 	probeTimeout time.Duration
+	leaveOutLate bool
 	logger       boshlog.Logger
+}
+
+// Resolver finds a host's addresses; resolve.Resolver is one.
+type Resolver interface {
+	Lookup(ctx context.Context, name string) ([]net.IP, error)
 }
 
 // Member is one etcd member as this VM sees it.
@@ -65,13 +71,13 @@ func (m Member) Healthy() bool {
 	return m.Resolves && m.Answered
 }
 
-// New builds the TLS setup from cfg.Etcd; resolver resolves the alias and the members' host names.
+// New builds the TLS setup from cfg.Etcd; resolver resolves the alias and the members' host names. A pass leaves
+// out the addresses and members that are late once a majority answered, unless WaitForAll is called.
 func New(cfg config.Config, resolver Resolver, logger boshlog.Logger) (*Cluster, error) {
 	tlsConfig, err := TLSConfig(cfg.Etcd, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	shakes := &handshakes{}
 	return &Cluster{
 		alias:        cfg.Etcd.Alias,
 		port:         cfg.Etcd.Port,
@@ -79,63 +85,52 @@ func New(cfg config.Config, resolver Resolver, logger boshlog.Logger) (*Cluster,
 		caFile:       cfg.Etcd.CAFile,
 		certFile:     cfg.Etcd.CertFile,
 		tls:          tlsConfig,
-		dialer:       &dialer{resolver: resolver, alias: cfg.Etcd.Alias, handshakes: shakes},
-		handshakes:   shakes,
+		creds:        checkedCreds{credentials.NewTLS(tlsConfig)},
+		resolver:     resolver,
 		probeTimeout: cfg.Timing.ProbeTimeout.D(),
+		leaveOutLate: true,
 		logger:       logger,
 	}, nil
 }
 
-// Client talks to etcd through the alias URL, so TLS verifies the alias name. The caller closes it.
-func (c *Cluster) Client() (*clientv3.Client, error) {
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{c.aliasURL},
-		TLS:         c.tls,
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(c.dialer.Dial)},
-		Logger:      zap.NewNop(),
-	})
+// WaitForAll makes every handshake and probe run to its end or its probe timeout, as a report wants them.
+func (c *Cluster) WaitForAll() {
+	c.leaveOutLate = false
+}
+
+// addresses are the host's addresses from the resolver, or the host itself when it is an address.
+func (c *Cluster) addresses(ctx context.Context, host string) ([]net.IP, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return []net.IP{ip}, nil
+	}
+	return c.resolver.Lookup(ctx, host)
+}
+
+// Members lists the members through the client and probes each one in parallel, on the connection to its
+// address that CheckServerCerts opened, sorted by name. The list is the answering member's own (a serializable
+// request), which needs no leader: a start during an election or a quorum loss gets it at once.
+func (p *Pass) Members(ctx context.Context) ([]Member, error) {
+	client, err := p.Client()
 	if err != nil {
-		return nil, bosherr.WrapErrorf(err, "Creating an etcd client for '%s'", c.aliasURL)
+		return nil, err
 	}
-	return client, nil
-}
-
-// HTTPClient talks HTTPS to etcd (its v2 API) with Client's TLS setup and dialer: the host name dialed is
-// verified, and for the alias the addresses that completed a handshake come first. It follows no redirect: the
-// answer is the 30x itself, since a member's redirect could send the request anywhere, in clear text too. The
-// caller closes its idle connections.
-func (c *Cluster) HTTPClient() *http.Client {
-	tlsConfig := c.tls.Clone()
-	tlsConfig.NextProtos = nil // HTTP/1.1, which etcd's v2 API serves
-	return &http.Client{
-		Transport: &http.Transport{TLSClientConfig: tlsConfig,
-			DialContext: func(ctx context.Context, _, address string) (net.Conn, error) { return c.dialer.Dial(ctx, address) }},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
-// Members lists the members and probes each one's client URL in parallel, sorted by name. The list is the
-// answering member's own (a serializable request), which needs no leader: a start during an election or a quorum
-// loss gets it at once.
-func (c *Cluster) Members(ctx context.Context, client *clientv3.Client) ([]Member, error) {
 	resp, err := client.MemberList(ctx, clientv3.WithSerializable())
 	if err != nil {
-		return nil, bosherr.WrapErrorf(err, "Listing etcd members through '%s'", c.aliasURL)
+		return nil, bosherr.WrapErrorf(err, "Listing etcd members through '%s'", p.cluster.aliasURL)
 	}
 	result := make([]Member, len(resp.Members))
-	var wg sync.WaitGroup
-	for i, member := range resp.Members {
-		wg.Go(func() { result[i] = c.probe(ctx, client, member) })
-	}
-	wg.Wait()
+	settle(ctx, len(resp.Members), p.cluster.leaveOutLate, func(ctx context.Context, i int) bool {
+		result[i] = p.probe(ctx, client, resp.Members[i])
+		return result[i].Healthy()
+	})
 	slices.SortFunc(result, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	for _, m := range result {
-		c.logMember(m)
+		p.cluster.logMember(m)
 	}
 	return result, nil
 }
 
-func (c *Cluster) probe(ctx context.Context, client *clientv3.Client, member *pb.Member) Member {
+func (p *Pass) probe(ctx context.Context, client *clientv3.Client, member *pb.Member) Member {
 	result := Member{ID: member.ID, Name: member.Name}
 	if len(member.ClientURLs) == 0 {
 		result.Err = bosherr.Error("the member has no client URL (not started yet)")
@@ -146,52 +141,49 @@ func (c *Cluster) probe(ctx context.Context, client *clientv3.Client, member *pb
 		result.Err = err
 		return result
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
+	probeCtx, cancel := context.WithTimeout(ctx, p.cluster.probeTimeout)
 	defer cancel()
-	ips, err := c.resolveHost(ctx, result.ClientURL)
+	u, err := url.Parse(result.ClientURL)
+	if err != nil {
+		result.Err = bosherr.WrapErrorf(err, "Parsing the member's client URL '%s'", result.ClientURL)
+		return result
+	}
+	ips, err := p.cluster.addresses(probeCtx, u.Hostname())
 	if err != nil {
 		result.Err = err
 		return result
 	}
 	result.Resolves = true
-	if err := c.handshakes.failure(ips); err != nil {
-		result.Err = bosherr.WrapError(err, "No TLS handshake with its address")
+	conn, release, err := p.conn(probeCtx, client, u.Host, ips)
+	if err != nil {
+		result.Err = err
 		return result
 	}
-	c.ask(ctx, client, &result)
+	defer release()
+	p.ask(probeCtx, conn, &result)
 	return result
 }
 
-func (c *Cluster) ask(ctx context.Context, client *clientv3.Client, m *Member) {
+func (p *Pass) ask(ctx context.Context, conn pb.MaintenanceClient, m *Member) {
 	start := time.Now()
-	status, err := c.status(ctx, client, m.ClientURL)
+	status, err := conn.Status(ctx, &pb.StatusRequest{})
 	m.RTT = time.Since(start)
-	if err != nil {
+	lateErr, cutLate := late(ctx)
+	switch {
+	case err != nil && cutLate:
+		m.Err = bosherr.Errorf("Probing '%s': no answer within %s, by when %d of the %d members had answered",
+			m.ClientURL, lateErr.waited.Round(time.Millisecond), lateErr.succeeded, lateErr.of)
+		return
+	case err != nil:
 		m.Err = bosherr.WrapErrorf(err, "Probing '%s'", m.ClientURL)
+		return
+	case status.Header == nil || status.Header.MemberId != m.ID:
+		m.Err = bosherr.Errorf("Probing '%s': another member answered at its address", m.ClientURL)
 		return
 	}
 	m.Answered = true
 	m.Leader = status.Leader == status.Header.MemberId
 	m.Version = status.Version
-}
-
-func (c *Cluster) resolveHost(ctx context.Context, clientURL string) ([]net.IP, error) {
-	u, err := url.Parse(clientURL)
-	if err != nil {
-		return nil, bosherr.WrapErrorf(err, "Parsing the member's client URL '%s'", clientURL)
-	}
-	return c.dialer.addresses(ctx, u.Hostname())
-}
-
-// status asks one member directly. The raw maintenance client fails fast on a refused connection,
-// where the etcd client's default would wait for the member until the probe timeout.
-func (c *Cluster) status(ctx context.Context, client *clientv3.Client, clientURL string) (*pb.StatusResponse, error) {
-	conn, err := client.Dial(clientURL)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	return pb.NewMaintenanceClient(conn).Status(ctx, &pb.StatusRequest{})
 }
 
 func (c *Cluster) logMember(m Member) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"regexp"
@@ -35,15 +36,20 @@ type discovery struct {
 // discover runs the launcher's startup sequence: resolve the alias, check the certificates on its
 // addresses, list and probe the members through the alias.
 func discover(cfg config.Config) (discovery, error) {
+	return discoverWaiting(cfg, false)
+}
+
+// discoverWaiting with wait true waits for every address and member (members.Cluster.WaitForAll).
+func discoverWaiting(cfg config.Config, wait bool) (discovery, error) {
 	logger, logs := testlog.New()
 	started := time.Now()
-	found, err := discoverWith(cfg, logger)
+	found, err := discoverWith(cfg, logger, wait)
 	found.logs, found.took = logs, time.Since(started)
 	GinkgoWriter.Printf("discovery took %s\n", found.took)
 	return found, err
 }
 
-func discoverWith(cfg config.Config, logger boshlog.Logger) (discovery, error) {
+func discoverWith(cfg config.Config, logger boshlog.Logger, wait bool) (discovery, error) {
 	var found discovery
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -55,15 +61,15 @@ func discoverWith(cfg config.Config, logger boshlog.Logger) (discovery, error) {
 	if err != nil {
 		return found, err
 	}
-	if found.certs, err = etcd.CheckServerCerts(ctx, ips); err != nil {
+	if wait {
+		etcd.WaitForAll()
+	}
+	pass := etcd.NewPass()
+	defer pass.Close()
+	if found.certs, err = pass.CheckServerCerts(ctx, ips); err != nil {
 		return found, err
 	}
-	client, err := etcd.Client()
-	if err != nil {
-		return found, err
-	}
-	defer client.Close()
-	found.members, err = etcd.Members(ctx, client)
+	found.members, err = pass.Members(ctx)
 	return found, err
 }
 
@@ -179,14 +185,13 @@ var _ = Describe("Discovering the members through the alias", func() {
 			logger, _ := testlog.New()
 			etcd, err := members.New(cfg, resolver, logger)
 			Expect(err).NotTo(HaveOccurred())
-			client, err := etcd.Client()
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(client.Close)
-			_, _ = etcd.CheckServerCerts(context.Background(), ips) // as run does first; two addresses refuse
+			pass := etcd.NewPass()
+			DeferCleanup(pass.Close)
+			_, _ = pass.CheckServerCerts(context.Background(), ips) // as run does first; two addresses refuse
 			ctx, cancel := context.WithTimeout(context.Background(), members.RequestTimeout)
 			DeferCleanup(cancel)
 
-			list, err := etcd.Members(ctx, client)
+			list, err := pass.Members(ctx)
 
 			Expect(err).NotTo(HaveOccurred())
 			Expect(list).To(HaveLen(3))
@@ -200,8 +205,23 @@ var _ = Describe("Discovering the members through the alias", func() {
 			DeferCleanup(func() { Expect(cluster.Restart(1)).To(Succeed()) })
 		})
 
-		It("leaves it out after the probe timeout", func() {
+		It("leaves it out once the others answered, without waiting for the probe timeout", func() {
 			found, err := discover(launcherConfig())
+			Expect(err).NotTo(HaveOccurred())
+
+			Expect(found.certs[1].Err).To(MatchError(MatchRegexp(
+				`^no TLS handshake within \d+ms, by when 2 of the alias' 3 addresses had answered$`)))
+			hole := byName(found.members, "member-1")
+			Expect(hole.Answered).To(BeFalse())
+			Expect(hole.Err).To(MatchError(ContainSubstring("No TLS handshake with its address: no TLS handshake within")))
+			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
+				cluster.Members[0].ClientURL, cluster.Members[2].ClientURL}))
+			Expect(found.took).To(BeNumerically("<", probeTimeout))
+			AddReportEntry("discovery with a black-holed member", found.took.String())
+		})
+
+		It("leaves it out after the probe timeout when told to wait for all, as check is", func() {
+			found, err := discoverWaiting(launcherConfig(), true)
 			Expect(err).NotTo(HaveOccurred())
 
 			Expect(found.certs[1].Err).To(MatchError("no TLS handshake within the probe timeout (2s)"))
@@ -210,7 +230,6 @@ var _ = Describe("Discovering the members through the alias", func() {
 			Expect(hole.Err).To(MatchError(ContainSubstring("no TLS handshake within the probe timeout")))
 			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
 				cluster.Members[0].ClientURL, cluster.Members[2].ClientURL}))
-			AddReportEntry("discovery with a black-holed member", found.took.String())
 		})
 
 		It("blames the caller's deadline, not the probe timeout, when that cuts the handshake short", func() {
@@ -218,10 +237,12 @@ var _ = Describe("Discovering the members through the alias", func() {
 			logger, _ := testlog.New()
 			etcd, err := members.New(cfg, resolver, logger)
 			Expect(err).NotTo(HaveOccurred())
+			pass := etcd.NewPass()
+			DeferCleanup(pass.Close)
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			DeferCleanup(cancel)
 
-			certs, _ := etcd.CheckServerCerts(ctx, []net.IP{cluster.Members[1].IP})
+			certs, _ := pass.CheckServerCerts(ctx, []net.IP{cluster.Members[1].IP})
 
 			Expect(certs[0].Err).To(MatchError("TLS handshake cut short: context deadline exceeded"))
 		})
@@ -263,6 +284,35 @@ var _ = Describe("Discovering the members through the alias", func() {
 				cluster.Alias, stranger.Addr()))
 			Expect(stranger.Accepted()).To(BeNumerically(">", 0))
 			Expect(stranger.Handshakes()).To(BeZero())
+		})
+
+		// As a dialer would: the name's first address that takes a connection is the member's, for the probe too.
+		It("leaves out a member whose name resolves to the impostor first, while the spoof lasts", func() {
+			member := cluster.Members[0]
+			dns.SetAddresses(member.Host, stranger.Addr().Addr().AsSlice(), member.IP)
+
+			found, err := discover(launcherConfig())
+
+			Expect(err).NotTo(HaveOccurred())
+			spoofed := byName(found.members, member.Name)
+			Expect(spoofed.Answered).To(BeFalse())
+			Expect(members.HealthyURLs(found.members)).To(Equal([]string{cluster.Members[1].ClientURL, cluster.Members[2].ClientURL}))
+			Expect(stranger.Handshakes()).To(BeZero())
+		})
+	})
+
+	Context("when the alias leaves out a member that still answers", func() {
+		BeforeEach(func() {
+			dns.SetAddresses(cluster.Alias, cluster.Members[0].IP, cluster.Members[1].IP)
+		})
+
+		It("probes it on a connection of its own, verified against its name", func() {
+			found, err := discover(launcherConfig())
+
+			Expect(err).NotTo(HaveOccurred())
+			Expect(found.certs).To(HaveLen(2))
+			Expect(members.HealthyURLs(found.members)).To(Equal([]string{
+				cluster.Members[0].ClientURL, cluster.Members[1].ClientURL, cluster.Members[2].ClientURL}))
 		})
 	})
 })
@@ -330,6 +380,74 @@ var _ = Describe("Members whose client URLs are not https://host:port", Ordered,
 			regexp.QuoteMeta(plain["member-1"])))
 	})
 })
+
+// The alias' check verifies the alias name; each member's own name is checked on the connection its probe takes.
+var _ = Describe("Members whose certificates do not cover their own names", Ordered, func() {
+	var named *etcdcluster.Cluster
+
+	BeforeAll(func() {
+		named = startWithCerts("names.test.internal", func(ca *pki.CA, m *etcdcluster.Member, alias string) (pki.Pair, error) {
+			if m.Name == "member-2" {
+				return etcdcluster.DefaultServerCert(ca, m, alias)
+			}
+			return ca.Issue(pki.Server(m.Name, []string{alias}, []net.IP{m.IP}))
+		})
+	})
+
+	BeforeEach(func() { named.Publish(dns) })
+
+	It("leaves them out, naming the name that the certificate lacks", func() {
+		found, err := discover(configFor(named))
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(members.HealthyURLs(found.members)).To(Equal([]string{named.Members[2].ClientURL}))
+		for _, m := range named.Members[:2] {
+			lacking := byName(found.members, m.Name)
+			Expect(lacking.Answered).To(BeFalse())
+			Expect(lacking.Err).To(MatchError(ContainSubstring(m.Host)), "member %s", m.Name)
+		}
+	})
+})
+
+// cfcr-etcd's certificate is one for every member, with a wildcard: only the member's ID tells who answered.
+var _ = Describe("A member whose name resolves to another member's address", Ordered, func() {
+	var wild *etcdcluster.Cluster
+
+	BeforeAll(func() {
+		wild = startWithCerts("wild.test.internal", func(ca *pki.CA, m *etcdcluster.Member, alias string) (pki.Pair, error) {
+			return ca.Issue(pki.Server(m.Name, []string{alias, "*." + alias}, []net.IP{m.IP}))
+		})
+	})
+
+	BeforeEach(func() { wild.Publish(dns) })
+
+	It("is left out: another member answered there", func() {
+		dns.SetAddresses(wild.Members[1].Host, wild.Members[0].IP)
+
+		found, err := discover(configFor(wild))
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(members.HealthyURLs(found.members)).To(Equal([]string{wild.Members[0].ClientURL, wild.Members[2].ClientURL}))
+		Expect(byName(found.members, "member-1").Err).To(MatchError(
+			fmt.Sprintf("Probing '%s': another member answered at its address", wild.Members[1].ClientURL)))
+	})
+})
+
+// startWithCerts starts a three-member cluster under domain whose members get their certificates from
+// serverCert; it stops with the container.
+func startWithCerts(domain string, serverCert func(*pki.CA, *etcdcluster.Member, string) (pki.Pair, error)) *etcdcluster.Cluster {
+	c, err := etcdcluster.Start(ca, etcdcluster.Options{Size: 3, Domain: domain, ServerCert: serverCert})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(c.Close)
+	return c
+}
+
+// configFor points the launcher's config at c.
+func configFor(c *etcdcluster.Cluster) config.Config {
+	cfg := launcherConfig()
+	cfg.Etcd.Alias, cfg.Etcd.Port = c.Alias, c.Port
+	return cfg
+}
 
 var _ = DescribeTable("CheckClientURL",
 	func(raw string, ok bool) {

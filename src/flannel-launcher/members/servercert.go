@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -45,79 +44,110 @@ func (e *UnreachableError) Error() string {
 }
 
 // CheckServerCerts shakes hands with every address of the alias in parallel, each within the probe timeout,
-// verifying the server certificate against the alias name. The addresses whose handshake verified are the
-// ones Client dials. When none did, it fails with the first *CertError (a TLS setup problem), or else an
-// *UnreachableError. When some did, an address whose certificate does not verify is only left out, with a
-// warning: one stranger added to the alias' answer (a spoofed or stale record) must not keep flanneld from
-// starting, and nothing is sent to it either way, since every connection verifies the certificate.
-func (c *Cluster) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerCert, error) {
-	results := make([]ServerCert, len(ips))
-	var wg sync.WaitGroup
-	for i, ip := range ips {
-		wg.Go(func() { results[i] = c.checkServerCert(ctx, ip) })
-	}
-	wg.Wait()
-
-	c.handshakes.record(ips, results)
+// verifying the server certificate against the alias name, and keeps the connections that verified for the
+// pass's requests (Client, Members). Once a majority verified, the others get a short grace and are then left
+// out, unless the cluster waits for all (WaitForAll). When none verified, it fails with the first *CertError (a
+// TLS setup problem), or else an *UnreachableError. When some did, an address whose certificate does not verify
+// is only left out, with a warning: one stranger added to the alias' answer (a spoofed or stale record) must not
+// keep flanneld from starting, and nothing is sent to it either way, since every connection verifies the
+// certificate. A pass checks once.
+func (p *Pass) CheckServerCerts(ctx context.Context, ips []net.IP) ([]ServerCert, error) {
+	checks := make([]addressCheck, len(ips))
+	settle(ctx, len(ips), p.cluster.leaveOutLate, func(ctx context.Context, i int) bool {
+		checks[i] = p.cluster.checkServerCert(ctx, ips[i])
+		return checks[i].cert.Err == nil
+	})
+	p.keep(checks)
+	results := make([]ServerCert, len(checks))
 	var causes []string
 	var certErrs []*CertError
-	for _, result := range results {
+	for i, check := range checks {
+		results[i] = check.cert
 		var certErr *CertError
-		if errors.As(result.Err, &certErr) {
+		if errors.As(check.cert.Err, &certErr) {
 			certErrs = append(certErrs, certErr)
 		}
-		if result.Err != nil {
-			causes = append(causes, fmt.Sprintf("%s: %s", result.Address, result.Err))
+		if check.cert.Err != nil {
+			causes = append(causes, fmt.Sprintf("%s: %s", check.cert.Address, check.cert.Err))
 		}
 	}
 	switch {
 	case len(causes) < len(results):
 		for _, certErr := range certErrs {
-			c.logger.Warn(logTag, "Leaving out an address of '%s' whose certificate does not verify: %s", c.alias, certErr)
+			p.cluster.logger.Warn(logTag, "Leaving out an address of '%s' whose certificate does not verify: %s", p.cluster.alias, certErr)
 		}
 		return results, nil
 	case len(certErrs) > 0:
 		return results, certErrs[0]
 	}
-	return results, &UnreachableError{Alias: c.alias, Causes: causes}
+	return results, &UnreachableError{Alias: p.cluster.alias, Causes: causes}
 }
 
-func (c *Cluster) checkServerCert(ctx context.Context, ip net.IP) ServerCert {
+// addressCheck is how the handshake with one address of the alias went.
+type addressCheck struct {
+	cert ServerCert
+	conn *tls.Conn // open when the certificate verified and the server speaks HTTP/2, as gRPC needs
+	// connected: the TCP connection was made, so a failure came from TLS or the server's silence after it
+	connected bool
+}
+
+func (c *Cluster) checkServerCert(ctx context.Context, ip net.IP) addressCheck {
 	address := net.JoinHostPort(ip.String(), strconv.Itoa(c.port))
-	result := ServerCert{Address: address}
+	check := addressCheck{cert: ServerCert{Address: address}}
 	probeCtx, cancel := context.WithTimeout(ctx, c.probeTimeout)
 	defer cancel()
-	state, err := c.handshake(probeCtx, address, tls.VersionTLS12)
+	conn, err := c.handshake(probeCtx, address, tls.VersionTLS12, &check.connected)
 	if isProtocolVersionAlert(err) {
-		state, err = c.handshake(probeCtx, address, 0)
+		conn, err = c.handshake(probeCtx, address, 0, &check.connected)
 	}
+	lateErr, cutLate := late(ctx)
 	switch {
+	case err != nil && cutLate:
+		check.cert.Err = bosherr.Errorf("no TLS handshake within %s, by when %d of the alias' %d addresses had answered",
+			lateErr.waited.Round(time.Millisecond), lateErr.succeeded, lateErr.of)
+		return check
 	case err != nil && ctx.Err() != nil:
 		// The caller's deadline or stop, not the probe timeout, ended the handshake.
-		result.Err = bosherr.WrapError(ctx.Err(), "TLS handshake cut short")
-		return result
+		check.cert.Err = bosherr.WrapError(ctx.Err(), "TLS handshake cut short")
+		return check
 	case err != nil:
-		result.Err = c.describeHandshakeError(address, err, &result)
-		return result
+		check.cert.Err = c.describeHandshakeError(address, err, &check.cert)
+		return check
 	}
+	state := conn.ConnectionState()
 	leaf := state.PeerCertificates[0]
-	result.CoversAlias, result.DNSNames, result.NotAfter = true, leaf.DNSNames, leaf.NotAfter
-	return result
+	check.cert.CoversAlias, check.cert.DNSNames, check.cert.NotAfter = true, leaf.DNSNames, leaf.NotAfter
+	if state.NegotiatedProtocol == http2 {
+		check.conn = conn
+	} else {
+		conn.Close() // gRPC's own handshake will say what it misses
+	}
+	return check
 }
+
+// http2 is the ALPN name of HTTP/2, which gRPC speaks.
+const http2 = "h2"
 
 // handshake is capped at TLS 1.2 first because a 1.2 handshake completes only after the server has
 // accepted our client certificate, so a rejection shows up here with the alert that says why; in TLS 1.3
-// it would surface later as an opaque gRPC connection error.
-func (c *Cluster) handshake(ctx context.Context, address string, maxVersion uint16) (tls.ConnectionState, error) {
+// it would surface later as an opaque gRPC connection error. connected is set once the TCP connection is made.
+func (c *Cluster) handshake(ctx context.Context, address string, maxVersion uint16, connected *bool) (*tls.Conn, error) {
 	conf := c.tls.Clone()
 	conf.ServerName = c.alias
 	conf.MaxVersion = maxVersion
-	conn, err := (&tls.Dialer{Config: conf}).DialContext(ctx, "tcp", address)
+	conf.NextProtos = []string{http2}
+	var dialer net.Dialer
+	raw, err := dialer.DialContext(ctx, "tcp", address)
 	if err != nil {
-		return tls.ConnectionState{}, err
+		return nil, err
 	}
-	defer conn.Close()
-	return conn.(*tls.Conn).ConnectionState(), nil
+	*connected = true
+	conn := tls.Client(raw, conf)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 func isProtocolVersionAlert(err error) bool {

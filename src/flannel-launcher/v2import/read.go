@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"github.com/coreos/go-semver/semver"
+	etcdversion "go.etcd.io/etcd/api/v3/version"
 )
 
 // Data is what the v2 store holds under flannel's prefix.
@@ -40,6 +42,13 @@ type Lease struct {
 // ErrNotServed means the member does not serve the v2 API (etcd 3.4 and 3.5 with --enable-v2=false, 3.6).
 var ErrNotServed = errors.New("the etcd member does not serve the v2 API")
 
+// Served tells whether etcd of the given version can serve the v2 API: 3.5 was the last that could. A version
+// that does not parse may.
+func Served(version string) bool {
+	v, err := semver.NewVersion(version)
+	return err != nil || v.LessThan(etcdversion.V3_6)
+}
+
 // maxBody bounds what a v2 answer may take in memory: a lease is about 150 bytes.
 const maxBody = 16 << 20
 
@@ -53,7 +62,7 @@ type node struct {
 }
 
 // Read fetches everything under prefix from the v2 API of the member at endpoint (an https URL), with client
-// (mutual TLS, following no redirect: members.Cluster.HTTPClient); a redirect is an error. No answer, or a
+// (mutual TLS, following no redirect: members.Pass.HTTPClient); a redirect is an error. No answer, or a
 // server error, is a *TransientError. A prefix v2 does not have is empty Data. The v2 API is etcd's JSON over HTTP (GET
 // /v2/keys/<key>?recursive=true); one request, no client library (see the package's commit for why).
 func Read(ctx context.Context, client *http.Client, endpoint, prefix string) (Data, error) {

@@ -119,3 +119,15 @@ var _ = Describe("Read", func() {
 		Expect(errors.As(err, new(*v2import.TransientError))).To(BeTrue(), "a server error may pass")
 	})
 })
+
+var _ = DescribeTable("Served: whether an etcd version can serve the v2 API",
+	func(version string, served bool) {
+		Expect(v2import.Served(version)).To(Equal(served))
+	},
+	Entry("3.4, as kubo's clusters run it", "3.4.37", true),
+	Entry("3.5, the last with the v2 API", "3.5.17", true),
+	Entry("3.6.0", "3.6.0", false),
+	Entry("3.6, as this release runs it", "3.6.16", false),
+	Entry("a later minor", "3.7.1", false),
+	Entry("a version that does not parse, which may", "unknown", true),
+)

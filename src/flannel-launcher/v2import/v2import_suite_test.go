@@ -49,11 +49,11 @@ func uniquePrefix() string {
 	return fmt.Sprintf("/test-%d-%d/network", GinkgoParallelProcess(), prefixes.Add(1))
 }
 
-// httpClient is the launcher's own client for the v2 API (members.Cluster.HTTPClient), as the v2 reader gets it.
+// httpClient is the launcher's own client for the v2 API (members.Pass.HTTPClient), as the v2 reader gets it.
 func httpClient() *http.Client {
 	cluster, err := members.New(config.Config{Etcd: etcdTLS}, nil, boshlog.NewLogger(boshlog.LevelNone))
 	Expect(err).NotTo(HaveOccurred())
-	client := cluster.HTTPClient()
+	client := cluster.NewPass().HTTPClient()
 	DeferCleanup(client.CloseIdleConnections)
 	return client
 }

@@ -1,7 +1,8 @@
 // Package pki makes certificate authorities and certificates for tests, written to a directory with tight
 // modes (keys 0600).
 //
-//	ca, err := pki.NewCA(dir, "etcd-ca")
+//	ca, err := pki.NewCA(dir, "etcd-ca")                          // ECDSA P-256 keys
+//	ca, err := pki.NewCAWith(dir, "etcd-ca", pki.RSA(3072))       // RSA keys, as the bosh CLI generates them
 //	server, err := ca.Issue(pki.Server("member-0", []string{"etcd.test.internal"}, ips))
 //	client, err := ca.Issue(pki.Client("flanneld"))
 //	expired, err := ca.Issue(pki.Client("old").ValidUntil(time.Now().Add(-time.Hour)))
@@ -9,9 +10,11 @@ package pki
 
 import (
 	"cmp"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -30,8 +33,23 @@ type CA struct {
 	Name     string
 	CertFile string
 	cert     *x509.Certificate
-	key      *ecdsa.PrivateKey
+	key      crypto.Signer
+	keys     Keys
 	dir      string
+}
+
+// Keys makes the private keys of a CA and of the certificates it issues.
+type Keys func() (crypto.Signer, error)
+
+// ECDSAP256 keys are cheap to make and to use.
+func ECDSAP256() (crypto.Signer, error) {
+	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+}
+
+// RSA keys of the given size are what BOSH generates for a manifest's certificates: the bosh CLI's vars store
+// (config-server) 3072 bits, CredHub 2048. Each TLS handshake signs with them, so they cost far more CPU.
+func RSA(bits int) Keys {
+	return func() (crypto.Signer, error) { return rsa.GenerateKey(rand.Reader, bits) }
 }
 
 // Pair is an issued certificate and its key, both as files.
@@ -81,9 +99,14 @@ func (r Request) ValidUntil(notAfter time.Time) Request {
 	return r
 }
 
-// NewCA makes a self-signed CA and writes its certificate and key under dir.
+// NewCA makes a self-signed CA with ECDSA P-256 keys and writes its certificate and key under dir.
 func NewCA(dir, name string) (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	return NewCAWith(dir, name, ECDSAP256)
+}
+
+// NewCAWith makes a self-signed CA whose key and issued keys come from keys.
+func NewCAWith(dir, name string, keys Keys) (*CA, error) {
+	key, err := keys()
 	if err != nil {
 		return nil, bosherr.WrapError(err, "Generating a CA key")
 	}
@@ -104,7 +127,7 @@ func NewCA(dir, name string) (*CA, error) {
 	if err != nil {
 		return nil, bosherr.WrapError(err, "Parsing the new CA certificate")
 	}
-	ca := &CA{Name: name, cert: cert, key: key, dir: dir}
+	ca := &CA{Name: name, cert: cert, key: key, keys: keys, dir: dir}
 	pair, err := write(dir, name, cert, key)
 	ca.CertFile = pair.CertFile
 	return ca, err
@@ -112,7 +135,7 @@ func NewCA(dir, name string) (*CA, error) {
 
 // Issue signs the request and writes the certificate and key under the CA's directory.
 func (ca *CA) Issue(r Request) (Pair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := ca.keys()
 	if err != nil {
 		return Pair{}, bosherr.WrapError(err, "Generating a key")
 	}
@@ -138,7 +161,7 @@ func (ca *CA) Issue(r Request) (Pair, error) {
 	return write(ca.dir, fmt.Sprintf("%s-%s-%x", ca.Name, r.name, cert.SerialNumber), cert, key)
 }
 
-func write(dir, name string, cert *x509.Certificate, key *ecdsa.PrivateKey) (Pair, error) {
+func write(dir, name string, cert *x509.Certificate, key crypto.Signer) (Pair, error) {
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return Pair{}, bosherr.WrapError(err, "Encoding a key")

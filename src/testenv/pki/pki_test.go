@@ -1,6 +1,7 @@
 package pki_test
 
 import (
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"net"
@@ -72,6 +73,26 @@ var _ = Describe("PKI", func() {
 		var invalid x509.CertificateInvalidError
 		Expect(verify(expired, "", x509.ExtKeyUsageClientAuth)).To(BeAssignableToTypeOf(invalid))
 		Expect(expired.Cert.NotAfter).To(BeTemporally("<", time.Now()))
+	})
+
+	It("makes RSA keys of the asked size for a CA that uses them, and certificates that verify", func() {
+		rsaCA, err := pki.NewCAWith(GinkgoT().TempDir(), "rsa-ca", pki.RSA(2048))
+		Expect(err).NotTo(HaveOccurred())
+		server, err := rsaCA.Issue(pki.Server("member-0", []string{"etcd.test.internal"}, nil))
+		Expect(err).NotTo(HaveOccurred())
+
+		pair, err := tls.LoadX509KeyPair(server.CertFile, server.KeyFile)
+		Expect(err).NotTo(HaveOccurred())
+		key, ok := pair.PrivateKey.(*rsa.PrivateKey)
+		Expect(ok).To(BeTrue(), "a %T", pair.PrivateKey)
+		Expect(key.N.BitLen()).To(Equal(2048))
+		Expect(server.Cert.SignatureAlgorithm).To(Equal(x509.SHA256WithRSA))
+		caPEM, err := os.ReadFile(rsaCA.CertFile)
+		Expect(err).NotTo(HaveOccurred())
+		rsaRoots := x509.NewCertPool()
+		Expect(rsaRoots.AppendCertsFromPEM(caPEM)).To(BeTrue())
+		_, err = server.Cert.Verify(x509.VerifyOptions{Roots: rsaRoots, DNSName: "etcd.test.internal"})
+		Expect(err).NotTo(HaveOccurred())
 	})
 
 	It("keeps CAs apart", func() {

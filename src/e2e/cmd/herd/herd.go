@@ -193,11 +193,12 @@ func waitForFlanneld(herd []*launcher, limit time.Duration) {
 	}
 }
 
-// readLauncherCPU takes each running launcher's CPU time so far: its start-up, and a few ms beside flanneld.
+// readLauncherCPU takes each running launcher's CPU time so far: its start-up, and a few ms beside flanneld. It
+// is the scheduler's count, not /proc/<pid>/stat's 10 ms ticks, which round a start's few ms down to nothing.
 func readLauncherCPU(herd []*launcher) {
 	for _, l := range herd {
 		if l.cmd != nil && !isClosed(l.exited) {
-			l.cpu, _ = procstats.CPUTime(l.cmd.Process.Pid) // gone meanwhile: it shows as gave up
+			l.cpu, _ = procstats.OnCPU(l.cmd.Process.Pid) // gone meanwhile: it shows as gave up
 		}
 	}
 }

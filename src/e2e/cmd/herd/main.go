@@ -39,6 +39,7 @@ type options struct {
 	kubo, storm bool
 	keep        bool
 	isolate     bool
+	launcher    string // a launcher binary to measure instead of building this tree's
 }
 
 func main() {
@@ -78,6 +79,7 @@ func parseFlags() (options, error) {
 	flag.BoolVar(&opts.isolate, "isolate", false, "pin etcd to the first CPU and everything else (launchers, etcdctl, watchers, this harness) to the last, "+
 		"as on a cluster where etcd has its masters' CPUs and each launcher its own VM's")
 	flag.BoolVar(&opts.keep, "keep", false, "keep the working directory (logs, configs, etcd data)")
+	flag.StringVar(&opts.launcher, "launcher", "", "a flannel-launcher binary to measure (another commit's) instead of building this tree's")
 	flag.Parse()
 	for _, field := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
@@ -110,7 +112,7 @@ func setUp(opts options) (*harness, error) {
 	if h.dir, err = os.MkdirTemp("", "flannel-dns-herd-"); err != nil {
 		return h, bosherr.WrapError(err, "Creating the working directory")
 	}
-	if err := h.build(); err != nil {
+	if err := h.build(opts.launcher); err != nil {
 		return h, err
 	}
 	if h.ca, err = pki.NewCA(h.dir, "etcd-ca"); err != nil {
@@ -143,11 +145,29 @@ func setUp(opts options) (*harness, error) {
 	return h, nil
 }
 
-// build compiles the launcher and the stand-in flanneld, as the benchmarks in src/flannel-launcher/launch do.
-func (h *harness) build() error {
+// build compiles the launcher, unless one is given, and the stand-in flanneld, as the benchmarks in
+// src/flannel-launcher/launch do.
+func (h *harness) build(launcher string) error {
 	h.launcher, h.flanneld = filepath.Join(h.dir, "flannel-launcher"), filepath.Join(h.dir, "recordingflanneld")
-	for out, pkg := range map[string]string{h.launcher: "./src/flannel-launcher/cmd/flannel-launcher", h.flanneld: "./src/testenv/recordingflanneld"} {
-		if output, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+	packages := map[string]string{h.flanneld: "./src/testenv/recordingflanneld"}
+	if launcher == "" {
+		packages[h.launcher] = "./src/flannel-launcher/cmd/flannel-launcher"
+	} else {
+		var err error
+		if h.launcher, err = filepath.Abs(launcher); err != nil {
+			return bosherr.WrapErrorf(err, "Finding --launcher '%s'", launcher)
+		}
+	}
+	for out, pkg := range packages {
+		args := []string{"build", "-o", out}
+		if out == h.launcher { // as packages/flannel-launcher/packaging builds it: static, without symbols
+			args = append(args, "-trimpath", "-ldflags=-s -w")
+		}
+		build := exec.Command("go", append(args, pkg)...)
+		if out == h.launcher {
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if output, err := build.CombinedOutput(); err != nil {
 			return bosherr.WrapErrorf(err, "Building %s (run from the repository's root): %s", pkg, output)
 		}
 	}

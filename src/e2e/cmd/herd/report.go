@@ -81,7 +81,8 @@ func latency(p phase) string {
 func printHerd(r herdResult) {
 	fmt.Printf("launchers: %d; start to flanneld exec p50 / p99 / max: %s; gave up %d, not started within the limit %d; "+
 		"retried %d; member probes left out %d\n", r.n, spread(r.startToRun), r.gaveUp, r.notYet, r.retried, r.leftOut)
-	fmt.Printf("  launchers' CPU: %.2f s in all, median %s each\n", sum(r.launcherCPU).Seconds(), ms(quantile(r.launcherCPU, 0.5)))
+	fmt.Printf("  launchers' CPU: %.2f s in all, median %.1f ms each\n", sum(r.launcherCPU).Seconds(),
+		float64(quantile(r.launcherCPU, 0.5).Microseconds())/1000)
 	printPhase(r.etcd, r.n)
 	fmt.Printf("  network config written %d time(s)\n", r.configWrites)
 }
