@@ -25,7 +25,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/subnetenv"
 )
 
-// Interval is how often Run looks at both files.
+// Interval is how often Run looks at flanneld's file.
 const Interval = 200 * time.Millisecond
 
 // Publisher copies From (flanneld's subnet file) to To (what docker's job and the CNI plugin read).
@@ -73,13 +73,29 @@ func (p *Publisher) Sync() error {
 	return nil
 }
 
-// write replaces To in one step, in a directory that it makes when there is none and that must be root's
-// alone: bin/start takes it back from an older release that gave it to flanneld.
+// write replaces To in one step, in a directory that root alone can write.
 func (p *Publisher) write(env subnetenv.Env) error {
 	dir := filepath.Dir(p.To)
+	if err := rootsAlone(dir); err != nil {
+		return err
+	}
+	file, err := renameio.NewPendingFile(p.To, renameio.WithTempDir(dir), renameio.WithStaticPermissions(0o644))
+	if err != nil {
+		return err
+	}
+	defer file.Cleanup()
+	if _, err := file.Write(env.Format()); err != nil {
+		return err
+	}
+	return file.CloseAtomicallyReplace()
+}
+
+// rootsAlone makes dir (mode 0755, whatever the umask: the launcher, vcap, reads the copy too) when there is
+// none, and fails unless it is a directory that root alone can write: bin/start takes it back from an older
+// release that gave it to flanneld.
+func rootsAlone(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err == nil {
-		err = os.Chmod(dir, 0o755) // whatever the umask: the launcher, vcap, reads the copy too
-		if err != nil {
+		if err := os.Chmod(dir, 0o755); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, fs.ErrExist) {
@@ -92,15 +108,7 @@ func (p *Publisher) write(env subnetenv.Env) error {
 	if uid := info.Sys().(*syscall.Stat_t).Uid; !info.IsDir() || uid != 0 || info.Mode().Perm()&0o022 != 0 {
 		return bosherr.Errorf("'%s' is not a directory that root alone can write (%s, owner uid %d)", dir, info.Mode(), uid)
 	}
-	file, err := renameio.NewPendingFile(p.To, renameio.WithTempDir(dir), renameio.WithStaticPermissions(0o644))
-	if err != nil {
-		return err
-	}
-	defer file.Cleanup()
-	if _, err := file.Write(env.Format()); err != nil {
-		return err
-	}
-	return file.CloseAtomicallyReplace()
+	return nil
 }
 
 // Run calls Sync at once and then at every tick until ctx ends, and logs what goes wrong: a refused file once
