@@ -100,7 +100,7 @@ var checkedTwiceProperties = map[string]checkedTwice{
 		"255.255.255.255", " 192.0.2.7 ", "192.0.2.7\n", "1.2.3.4.5", "::", "1.2.3.04"},
 		generate: oneOf(dottedQuads, ipv6ish, mutated(addrChars, "192.0.2.7", "2001:db8::1"))},
 	"ip-masq": {key: "flanneld.ip_masq", corpus: []any{true, false, "true", "false", 0, 1, "yes", ""}},
-	"subnet-file": {key: "flanneld.subnet_file", onPurpose: "subnet-file must name a file directly in /run/flannel",
+	"subnet-file": {key: "flanneld.published_subnet_file", onPurpose: "subnet-file must name a file directly in /run/flannel",
 		corpus: []any{"/run/flannel/subnet.env", "/run/flannel/other.env", "/run/flannel/../x", "/run/flannel/",
 			"/etc/x", "subnet.env", "/run/flannel/a b", "/run/flannel//x", "/run/flannel/.hidden", "/run/flannel/x."},
 		generate: mutated("/abc.-_", "/run/flannel/subnet.env")},

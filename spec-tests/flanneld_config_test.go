@@ -49,7 +49,7 @@ var settableProperties = map[string]struct {
 	"iface":                     {"eth1", "flanneld.iface", "eth1"},
 	"public-ip":                 {"192.0.2.7", "flanneld.public_ip", "192.0.2.7"},
 	"ip-masq":                   {false, "flanneld.ip_masq", false},
-	"subnet-file":               {"/run/flannel/other.env", "flanneld.subnet_file", "/run/flannel/other.env"},
+	"subnet-file":               {"/run/flannel/other.env", "flanneld.published_subnet_file", "/run/flannel/other.env"},
 	"launcher.startup-deadline": {"90s", "timing.startup_deadline", "90s"},
 	"launcher.dns-timeout":      {"3s", "timing.dns_timeout", "3s"},
 	"launcher.probe-timeout":    {"1500ms", "timing.probe_timeout", "1500ms"},

@@ -53,28 +53,32 @@ var _ = Describe("flanneld's other files", func() {
 			expectPackagedExecutable(lookup(rendered, "flanneld.path").(string))
 		})
 
-		It("grants only NET_ADMIN and NET_RAW, unprivileged, and only /run/flannel and the xtables lock", func() {
+		It("grants only NET_ADMIN and NET_RAW, unprivileged, and only flanneld's run directory, /run/flannel to read and the xtables lock", func() {
 			view := parse(render(map[string]interface{}{"subnet-file": "/run/flannel/other.env"}))
 			process := view.Process
 			Expect(process.Capabilities).To(ConsistOf("NET_ADMIN", "NET_RAW"))
 			Expect(view.Capabilities.Bounding).To(ConsistOf("CAP_NET_ADMIN", "CAP_NET_RAW"))
 			Expect(process.Unsafe.Privileged).To(BeFalse())
-			var paths []string
+			writable := map[string]bool{}
 			for _, volume := range process.Unsafe.UnrestrictedVolumes {
 				Expect(volume.MountOnly).To(BeTrue(), "bin/start creates %s", volume.Path)
-				paths = append(paths, volume.Path)
+				writable[volume.Path] = volume.Writable
 			}
-			Expect(paths).To(ConsistOf("/run/flannel", "/run/xtables.lock"))
+			Expect(writable).To(Equal(map[string]bool{"/var/vcap/sys/run/flanneld": true, "/run/flannel": false,
+				"/run/xtables.lock": true}))
 		})
 
-		It("mounts writable the directory of the subnet file that the launcher passes to flanneld", func() {
+		It("lets flanneld write its subnet file, and the launcher only read the copy that docker's job sources", func() {
 			for _, file := range []string{"/run/flannel/subnet.env", "/run/flannel/other.env"} {
 				dotted := map[string]interface{}{"subnet-file": file}
 				rendered, err := renderConfig(dotted)
 				Expect(err).NotTo(HaveOccurred())
-				dir := filepath.Dir(lookup(rendered, "flanneld.subnet_file").(string))
-				Expect(parse(render(dotted)).Process.Unsafe.UnrestrictedVolumes).To(ContainElement(
-					SatisfyAll(HaveField("Path", dir), HaveField("Writable", true))))
+				volumes := parse(render(dotted)).Process.Unsafe.UnrestrictedVolumes
+				Expect(volumes).To(ContainElement(SatisfyAll(
+					HaveField("Path", filepath.Dir(lookup(rendered, "flanneld.subnet_file").(string))), HaveField("Writable", true))))
+				Expect(volumes).To(ContainElement(SatisfyAll(
+					HaveField("Path", filepath.Dir(lookup(rendered, "flanneld.published_subnet_file").(string))), HaveField("Writable", false))))
+				Expect(lookup(rendered, "flanneld.published_subnet_file")).To(Equal(file))
 			}
 		})
 

@@ -43,7 +43,8 @@ var _ = Describe("flanneld's template validation", func() {
 		Entry("ip-masq not a boolean", map[string]interface{}{"ip-masq": "yes"}, "ip-masq", "'yes'"),
 		Entry("enforce not a boolean", map[string]interface{}{"enforce-network-config": "no"}, "enforce-network-config", "'no'"),
 		Entry("relative subnet file", map[string]interface{}{"subnet-file": "subnet.env"}, "subnet-file", "'subnet.env'"),
-		// pre-start prepares /run/flannel as root and bpm mounts it writable: nothing else may be named.
+		// bin/start keeps /run/flannel root's alone, bpm mounts it and bin/subnet-publisher writes in it: nothing
+		// else may be named.
 		Entry("subnet file with a command substitution", map[string]interface{}{"subnet-file": "/run/$(id)/subnet.env"}, "subnet-file", "'/run/$(id)/subnet.env'"),
 		Entry("subnet file directly in /run", map[string]interface{}{"subnet-file": "/run/subnet.env"}, "subnet-file", "'/run/subnet.env'"),
 		Entry("subnet file in /etc", map[string]interface{}{"subnet-file": "/etc/x"}, "subnet-file", "'/etc/x'"),

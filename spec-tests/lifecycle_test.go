@@ -12,18 +12,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/flannel-dns/flannel-dns/src/e2e/monit"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
 )
 
 // statusFile is where the job's bpm.yml tells the launcher to keep its status.
 const statusFile = "/var/vcap/data/flanneld/status.json"
-
-// monitProgram reads one quoted program or the pidfile of the job's monit check.
-func monitProgram(monit []byte, key string) string {
-	m := regexp.MustCompile(`(?m)^\s*` + key + ` "?([^"\n]+)"?$`).FindSubmatch(monit)
-	Expect(m).NotTo(BeNil(), "no %q in %s", key, monit)
-	return string(m[1])
-}
 
 var _ = Describe("flanneld's lifecycle under bpm", func() {
 	var rendered jobrender.Rendered
@@ -35,15 +29,34 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 	})
 
 	Describe("monit", func() {
+		var procs []monit.Process
+
+		BeforeEach(func() {
+			var err error
+			procs, err = monit.Parse(rendered.Files[jobrender.MonitPath])
+			Expect(err).NotTo(HaveOccurred())
+			Expect(procs).To(HaveLen(2))
+		})
+
 		It("watches bpm's pidfile of the process, starts through bin/start and stops through bpm", func() {
 			bpm, err := checkBPM(rendered.Files["config/bpm.yml"])
 			Expect(err).NotTo(HaveOccurred())
 			process := bpm.Process.Name
-			monit := rendered.Files[jobrender.MonitPath]
-			Expect(monitProgram(monit, "with pidfile")).To(Equal("/var/vcap/sys/run/bpm/" + flanneld.Name + "/" + process + ".pid"))
-			Expect(monitProgram(monit, "start program")).To(Equal("/var/vcap/jobs/flanneld/bin/start"))
+			Expect(procs[0]).To(Equal(monit.Process{Name: flanneld.Name,
+				PIDFile: "/var/vcap/sys/run/bpm/" + flanneld.Name + "/" + process + ".pid",
+				Start:   []string{"/var/vcap/jobs/flanneld/bin/start"},
+				Stop:    []string{"/var/vcap/jobs/bpm/bin/bpm", "stop", process}}))
 			Expect(rendered.Files).To(HaveKey("bin/start"))
-			Expect(monitProgram(monit, "stop program")).To(Equal("/var/vcap/jobs/bpm/bin/bpm stop " + process))
+		})
+
+		It("runs subnet-publisher through bin/subnet-publisher, as root outside bpm, and watches the pidfile it writes", func() {
+			Expect(procs[1]).To(Equal(monit.Process{Name: "flanneld-subnet-publisher",
+				PIDFile: "/var/vcap/sys/run/flanneld-subnet-publisher/subnet-publisher.pid",
+				Start:   []string{"/var/vcap/jobs/flanneld/bin/subnet-publisher", "start"},
+				Stop:    []string{"/var/vcap/jobs/flanneld/bin/subnet-publisher", "stop"}}))
+			script := string(rendered.Files["bin/subnet-publisher"])
+			Expect(script).To(ContainSubstring("\nrun_dir=" + filepath.Dir(procs[1].PIDFile) + "\n"))
+			Expect(script).To(ContainSubstring("\npidfile=$run_dir/" + filepath.Base(procs[1].PIDFile) + "\n"))
 		})
 	})
 
@@ -55,15 +68,81 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			expectBashSyntax(script)
 		})
 
-		It("prepares every path outside /var/vcap that bpm mounts, as bpm drops or refuses a missing one", func() {
+		It("prepares every unrestricted path that bpm mounts, as bpm drops or refuses a missing one: vcap's to write, root's to read", func() {
 			bpm, err := checkBPM(rendered.Files["config/bpm.yml"])
 			Expect(err).NotTo(HaveOccurred())
 			volumes := bpm.Process.Unsafe.UnrestrictedVolumes
 			Expect(volumes).NotTo(BeEmpty())
 			for _, volume := range volumes {
-				Expect(script).To(MatchRegexp(`(?m)^(install -d -o vcap -g vcap -m 0755|touch) %s$`, regexp.QuoteMeta(volume.Path)))
+				prepare := "install -d -o root -g root -m 0755"
+				if volume.Writable {
+					prepare = "(install -d -o vcap -g vcap -m 0750|touch)"
+				}
+				Expect(script).To(MatchRegexp(`(?m)^%s %s$`, prepare, regexp.QuoteMeta(volume.Path)))
 			}
 			Expect(script).To(ContainSubstring("chgrp vcap /run/xtables.lock\nchmod 0660 /run/xtables.lock\n"))
+		})
+
+		// takeBack runs the script's lines that make /run/flannel root's alone, as root under `set -euo
+		// pipefail`, on dir instead.
+		takeBack := func(dir string) {
+			block := regexp.MustCompile(`(?ms)^if \[\[ -L /run/flannel .*?^install -d -o root -g root -m 0755 /run/flannel\n`).FindString(script)
+			Expect(block).NotTo(BeEmpty())
+			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+strings.ReplaceAll(block, "/run/flannel", dir)).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), string(out))
+			info, err := os.Lstat(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(info.Mode()).To(Equal(os.ModeDir | 0o755))
+			Expect(info.Sys().(*syscall.Stat_t).Uid).To(BeZero())
+		}
+
+		// An older release gave /run/flannel to vcap, who could leave anything there for docker's job to source.
+		DescribeTable("takes /run/flannel back whole from anyone but root, whatever it holds, and touches nothing it leads to",
+			func(plant func(dir string) (kept string)) {
+				dir := filepath.Join(GinkgoT().TempDir(), "flannel")
+				kept := plant(dir)
+				takeBack(dir)
+				Expect(os.ReadDir(dir)).To(BeEmpty())
+				if kept != "" {
+					Expect(kept).To(BeAnExistingFile())
+				}
+			},
+			Entry("nothing", func(dir string) string { return "" }),
+			Entry("vcap's directory, with a subnet file and a link in it", func(dir string) string {
+				Expect(os.Mkdir(dir, 0o755)).To(Succeed())
+				Expect(os.WriteFile(filepath.Join(dir, "subnet.env"), []byte("FLANNEL_MTU=$(id)\n"), 0o644)).To(Succeed())
+				precious := filepath.Join(filepath.Dir(dir), "precious")
+				Expect(os.WriteFile(precious, nil, 0o600)).To(Succeed())
+				Expect(os.Symlink(precious, filepath.Join(dir, "link"))).To(Succeed())
+				Expect(exec.Command("chown", "-R", "-h", "65534:65534", dir).Run()).To(Succeed())
+				return precious
+			}),
+			Entry("root's directory that others may write", func(dir string) string {
+				Expect(os.Mkdir(dir, 0o777)).To(Succeed())
+				Expect(os.Chmod(dir, 0o777)).To(Succeed())
+				Expect(os.WriteFile(filepath.Join(dir, "subnet.env"), nil, 0o644)).To(Succeed())
+				return ""
+			}),
+			Entry("a link to root's directory", func(dir string) string {
+				target := filepath.Join(filepath.Dir(dir), "elsewhere")
+				Expect(os.Mkdir(target, 0o755)).To(Succeed())
+				Expect(os.WriteFile(filepath.Join(target, "precious"), nil, 0o600)).To(Succeed())
+				Expect(os.Symlink(target, dir)).To(Succeed())
+				return filepath.Join(target, "precious")
+			}),
+			Entry("a file", func(dir string) string {
+				Expect(os.WriteFile(dir, nil, 0o644)).To(Succeed())
+				return ""
+			}),
+		)
+
+		It("keeps root's /run/flannel and the copy in it, which docker's job reads when it stops too", func() {
+			dir := filepath.Join(GinkgoT().TempDir(), "flannel")
+			Expect(os.Mkdir(dir, 0o755)).To(Succeed())
+			Expect(os.Chmod(dir, 0o755)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(dir, "subnet.env"), nil, 0o644)).To(Succeed())
+			takeBack(dir)
+			Expect(filepath.Join(dir, "subnet.env")).To(BeAnExistingFile())
 		})
 
 		It("sets up the kernel for pod traffic, as pre-start used to", func() {

@@ -46,11 +46,15 @@ type Network struct {
 }
 
 type Flanneld struct {
-	Path       string `json:"path"`
-	Iface      string `json:"iface"`
-	PublicIP   string `json:"public_ip"`
-	IPMasq     bool   `json:"ip_masq"`
+	Path     string `json:"path"`
+	Iface    string `json:"iface"`
+	PublicIP string `json:"public_ip"`
+	IPMasq   bool   `json:"ip_masq"`
+	// SubnetFile is where flanneld writes its subnet file (-subnet-file), in a directory its user can write.
 	SubnetFile string `json:"subnet_file"`
+	// PublishedSubnetFile is the copy that the job's subnet-publisher writes, as root, for docker's job and the
+	// flannel CNI plugin; wait-ready waits until it holds what flanneld wrote.
+	PublishedSubnetFile string `json:"published_subnet_file"`
 }
 
 type Timing struct {
@@ -66,10 +70,11 @@ type Timing struct {
 // default on purpose: the job template always renders them.
 func Default() Config {
 	return Config{
-		Etcd:     Etcd{Port: 2379, Prefix: "/coreos.com/network"},
-		DNS:      DNS{ResolvConf: "/etc/resolv.conf"},
-		Network:  Network{SubnetLen: 24, BackendType: "vxlan"},
-		Flanneld: Flanneld{Path: "/var/vcap/packages/flannel/bin/flanneld", IPMasq: true, SubnetFile: "/run/flannel/subnet.env"},
+		Etcd:    Etcd{Port: 2379, Prefix: "/coreos.com/network"},
+		DNS:     DNS{ResolvConf: "/etc/resolv.conf"},
+		Network: Network{SubnetLen: 24, BackendType: "vxlan"},
+		Flanneld: Flanneld{Path: "/var/vcap/packages/flannel/bin/flanneld", IPMasq: true,
+			SubnetFile: "/var/vcap/sys/run/flanneld/subnet.env", PublishedSubnetFile: "/run/flannel/subnet.env"},
 		Timing: Timing{
 			StartupDeadline: Duration(5 * time.Minute),
 			DNSTimeout:      Duration(2 * time.Second),

@@ -175,11 +175,18 @@ var _ = Describe("Load", func() {
 		Entry("port as a string", "etcd.port", "2379", `etcd.port: must be a whole number, got "2379"`),
 		Entry("relative prefix", "etcd.prefix", "coreos.com/network", "etcd.prefix: must be a key path such as '/coreos.com/network', got 'coreos.com/network'"),
 		Entry("relative CA path", "etcd.ca_file", "ca.crt", "etcd.ca_file: must be an absolute path, got 'ca.crt'"),
-		// The job renders /run/flannel/<name> only; '..' would lead flanneld elsewhere.
-		Entry("subnet file that climbs out of its directory", "flanneld.subnet_file", "/run/flannel/../x",
-			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/run/flannel/../x'"),
-		Entry("subnet file that is a directory", "flanneld.subnet_file", "/run/flannel/",
-			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/run/flannel/'"),
+		// '..' would lead flanneld out of the directory bpm lets it write to.
+		Entry("subnet file that climbs out of its directory", "flanneld.subnet_file", "/var/vcap/sys/run/flanneld/../x",
+			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/var/vcap/sys/run/flanneld/../x'"),
+		Entry("subnet file that is a directory", "flanneld.subnet_file", "/var/vcap/sys/run/flanneld/",
+			"flanneld.subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/var/vcap/sys/run/flanneld/'"),
+		Entry("published subnet file that climbs out of its directory", "flanneld.published_subnet_file", "/run/flannel/../x",
+			"flanneld.published_subnet_file: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/run/flannel/../x'"),
+		Entry("published subnet file that is relative", "flanneld.published_subnet_file", "subnet.env",
+			"flanneld.published_subnet_file: must be an absolute path, got 'subnet.env'"),
+		// flanneld's user can write there: docker's job would source what it wrote.
+		Entry("published subnet file beside flanneld's", "flanneld.published_subnet_file", "/var/vcap/sys/run/flanneld/docker.env",
+			"flanneld.published_subnet_file: must be outside the directory of flanneld.subnet_file ('/var/vcap/sys/run/flanneld'), got '/var/vcap/sys/run/flanneld/docker.env'"),
 		Entry("flanneld path with a '.' part", "flanneld.path", "/var/vcap/packages/flannel/./bin/flanneld",
 			"flanneld.path: must be a clean absolute path (no '.' or '..' parts, no '//', no trailing '/'), got '/var/vcap/packages/flannel/./bin/flanneld'"),
 		Entry("DNS server without a port", "dns.server", "127.0.0.1", "dns.server: must be an IP address and port such as '169.254.0.2:53', got '127.0.0.1'"),

@@ -98,6 +98,12 @@ func (n Network) validate(p *problems) {
 func (f Flanneld) validate(p *problems) {
 	checkAbsolute(p, "flanneld.path", f.Path)
 	checkAbsolute(p, "flanneld.subnet_file", f.SubnetFile)
+	checkAbsolute(p, "flanneld.published_subnet_file", f.PublishedSubnetFile)
+	// flanneld's user can write in its file's directory; root alone may write in the copy's.
+	if dir := filepath.Dir(f.SubnetFile); f.PublishedSubnetFile != "" && filepath.Dir(f.PublishedSubnetFile) == dir {
+		p.add("flanneld.published_subnet_file", "must be outside the directory of flanneld.subnet_file ('%s'), got '%s'",
+			dir, f.PublishedSubnetFile)
+	}
 	// flanneld's IPv4 lease path panics on any other address (an IPv6 one, IPv4 written as IPv6).
 	if ip, err := netip.ParseAddr(f.PublicIP); f.PublicIP != "" && (err != nil || !ip.Is4()) {
 		p.add("flanneld.public_ip", "must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '%s'", f.PublicIP)

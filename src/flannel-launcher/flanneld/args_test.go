@@ -37,7 +37,7 @@ var _ = Describe("Args", func() {
 			"-iface=eth0",
 			"-public-ip=192.0.2.10",
 			"-ip-masq",
-			"-subnet-file=/run/flannel/subnet.env",
+			"-subnet-file=/var/vcap/sys/run/flanneld/subnet.env",
 		}))
 	})
 

@@ -1,7 +1,6 @@
 package flanneld_test
 
 import (
-	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -45,25 +44,5 @@ var _ = Describe("SubnetFile", func() {
 		replace("FLANNEL_SUBNET=198.18.3.1/24\n")
 		Expect(os.Remove(path)).To(Succeed())
 		Expect(watch.Written()).To(BeFalse())
-	})
-
-	Describe("Subnets", func() {
-		It("reads FLANNEL_NETWORK and FLANNEL_SUBNET", func() {
-			replace("FLANNEL_NETWORK=198.18.0.0/15\nFLANNEL_SUBNET=198.18.3.1/24\nFLANNEL_MTU=1450\n")
-			Expect(flanneld.WatchSubnetFile(path).Subnets()).To(Equal(flanneld.Subnets{
-				Network: netip.MustParsePrefix("198.18.0.0/15"), Subnet: netip.MustParsePrefix("198.18.3.1/24")}))
-		})
-
-		It("names the file and the variable when one is missing or bad", func() {
-			replace("FLANNEL_NETWORK=198.18.0.0/15\n")
-			_, err := flanneld.WatchSubnetFile(path).Subnets()
-			Expect(err).To(MatchError(ContainSubstring("No FLANNEL_SUBNET in '" + path + "'")))
-			replace("FLANNEL_NETWORK=198.18.0.0/15\nFLANNEL_SUBNET=198.18.3.1\n")
-			_, err = flanneld.WatchSubnetFile(path).Subnets()
-			Expect(err).To(MatchError(ContainSubstring("FLANNEL_SUBNET in '" + path + "'")))
-			replace("FLANNEL_SUBNET=198.18.3.1/24\n")
-			_, err = flanneld.WatchSubnetFile(path).Subnets()
-			Expect(err).To(MatchError(ContainSubstring("No FLANNEL_NETWORK in '" + path + "'")))
-		})
 	})
 })

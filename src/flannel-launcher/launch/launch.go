@@ -21,8 +21,10 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/publisher"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/subnetenv"
 )
 
 // Resolver looks up the alias and the members' names; *resolve.Resolver is one.
@@ -35,6 +37,7 @@ type Resolver interface {
 type Reporter interface {
 	Retrying(reason string)
 	FlanneldStarted(pid int, reason string)
+	Waiting(reason string)
 	Ready(reason string)
 	Failed(reason string)
 	Stopped(reason string)
@@ -120,32 +123,65 @@ func (l Launcher) reportEnd(err error) {
 	l.Status.Failed(err.Error())
 }
 
-// awaitSubnetFile reports ready once flanneld has written its subnet file: flanneld writes it once its lease,
-// routes and rules are in place, and the flannel CNI plugin needs it.
+// awaitSubnetFile reports ready once flanneld has written its subnet file (it does once its lease, routes and
+// rules are in place) and the job's subnet-publisher has published it for docker's job and the CNI plugin.
+// The CNI bridge follows the new subnet only then: a pod made before would take the old subnet from the copy,
+// and put its gateway back on the bridge.
 func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.SubnetFile) {
 	ticks := l.Clock.Ticks(ctx, subnetFilePoll)
 	for !subnetFile.Written() {
-		select {
-		case <-ctx.Done():
+		if !next(ctx, ticks) {
 			return
-		case <-ticks:
 		}
 	}
-	if l.Bridge != "" {
-		l.followSubnet(subnetFile)
-	}
-	l.Logger.Info(logTag, "flanneld is ready: subnet_file=%s", subnetFile.Path)
-	l.Status.Ready(fmt.Sprintf("flanneld wrote its subnet file '%s'", subnetFile.Path))
-}
-
-// followSubnet takes from the CNI bridge the gateway of a subnet the node no longer has, before the pods'
-// plugins read the new subnet from the file (kubo-release #228). A failure is logged: flanneld runs on.
-func (l Launcher) followSubnet(subnetFile flanneld.SubnetFile) {
-	subnets, err := subnetFile.Subnets()
-	if err != nil {
-		l.Logger.Error(logTag, "CNI bridge %s not checked against the subnet: %s", l.Bridge, err)
+	env, published := l.awaitPublished(ctx, ticks, subnetFile.Path)
+	if !published {
 		return
 	}
+	if l.Bridge != "" {
+		l.followSubnet(env)
+	}
+	copyPath := l.Config.Flanneld.PublishedSubnetFile
+	l.Logger.Info(logTag, "flanneld is ready: subnet_file=%s published=%s", subnetFile.Path, copyPath)
+	l.Status.Ready(fmt.Sprintf("flanneld wrote its subnet file '%s', published as '%s'", subnetFile.Path, copyPath))
+}
+
+// awaitPublished waits until the copy holds what flanneld wrote at path, and says once why when the publisher
+// refuses flanneld's file; false when ctx ended first.
+func (l Launcher) awaitPublished(ctx context.Context, ticks <-chan time.Time, path string) (subnetenv.Env, bool) {
+	copyPath := l.Config.Flanneld.PublishedSubnetFile
+	l.Status.Waiting(fmt.Sprintf("waiting for subnet-publisher to publish flanneld's subnet file as '%s'", copyPath))
+	var refused string
+	for {
+		env, err := publisher.Published(path, copyPath)
+		if err == nil {
+			return env, true
+		}
+		var pending *publisher.PendingError
+		if !errors.As(err, &pending) && err.Error() != refused {
+			refused = err.Error()
+			l.Logger.Error(logTag, "flanneld wrote a subnet file that is not published: %s", err)
+			l.Status.Waiting("flanneld wrote a subnet file that is not published: " + refused)
+		}
+		if !next(ctx, ticks) {
+			return subnetenv.Env{}, false
+		}
+	}
+}
+
+// next waits for the next tick; false when ctx ended first.
+func next(ctx context.Context, ticks <-chan time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-ticks:
+		return true
+	}
+}
+
+// followSubnet takes from the CNI bridge the gateway of a subnet the node no longer has (kubo-release #228).
+// A failure is logged: flanneld runs on.
+func (l Launcher) followSubnet(subnets subnetenv.Env) {
 	subnet := subnets.Subnet
 	handle, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {

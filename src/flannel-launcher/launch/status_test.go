@@ -1,8 +1,10 @@
 package launch_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/publisher"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
 	"github.com/flannel-dns/flannel-dns/src/testenv/loopback"
 	"github.com/flannel-dns/flannel-dns/src/testenv/recordingflanneld/record"
@@ -34,7 +37,7 @@ var _ = Describe("the run's status", func() {
 	launcher := func(writesSubnet bool, env ...string) launch.Launcher {
 		l := newLauncher(cfg, recordFile, logger, new(atomic.Int32))
 		if writesSubnet {
-			env = append(env, record.SubnetEnv+"=198.18.3.1/24")
+			env = append(env, record.SubnetFileEnv+"="+flanneldWrote)
 		}
 		l.Starter = withEnv(l.Starter, env...)
 		l.Status = status.NewRecorder(statusFile, logger, time.Now)
@@ -45,6 +48,23 @@ var _ = Describe("the run's status", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return s
 	}
+	// publish runs the job's subnet-publisher beside the launcher until the spec ends, as root, as monit does.
+	publish := func() {
+		p, err := publisher.New(cfg.Flanneld.SubnetFile, cfg.Flanneld.PublishedSubnetFile, logger)
+		Expect(err).NotTo(HaveOccurred())
+		ctx, cancel := context.WithCancel(context.Background())
+		ticker := time.NewTicker(publisher.Interval)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p.Run(ctx, ticker.C)
+		}()
+		DeferCleanup(func() {
+			cancel()
+			ticker.Stop()
+			Eventually(done).Should(BeClosed())
+		})
+	}
 	flanneldPID := func() int {
 		rec, err := record.Read(recordFile)
 		Expect(err).NotTo(HaveOccurred())
@@ -54,7 +74,9 @@ var _ = Describe("the run's status", func() {
 	BeforeEach(func() {
 		cfg = newConfig()
 		dir := GinkgoT().TempDir()
-		cfg.Flanneld.SubnetFile = filepath.Join(dir, "subnet.env")
+		cfg.Flanneld.SubnetFile = filepath.Join(dir, "flanneld", "subnet.env")
+		cfg.Flanneld.PublishedSubnetFile = filepath.Join(dir, "flannel", "subnet.env")
+		Expect(os.Mkdir(filepath.Dir(cfg.Flanneld.SubnetFile), 0o750)).To(Succeed())
 		recordFile = filepath.Join(dir, "record.json")
 		statusFile = filepath.Join(dir, "status.json")
 		logger, logs = testlog.New()
@@ -62,8 +84,9 @@ var _ = Describe("the run's status", func() {
 		DeferCleanup(cluster.Publish, dnsServer)
 	})
 
-	It("says why it retries while no member answers, then ready with flanneld's PID once flanneld writes its subnet file", func() {
+	It("says why it retries while no member answers, then ready with flanneld's PID once flanneld's subnet file is published", func() {
 		dnsServer.SetAddresses(cluster.Alias, loopback.IPs(2)...)
+		publish()
 		runInBackground(launcher(true), stop)
 		Eventually(current).Should(SatisfyAll(
 			HaveField("State", status.Retrying), HaveField("Reason", MatchRegexp(`^attempt \d+: no etcd member answered`))))
@@ -71,8 +94,31 @@ var _ = Describe("the run's status", func() {
 		cluster.Publish(dnsServer)
 		Eventually(current, 10*time.Second).Should(HaveField("State", status.Ready))
 		Expect(current().FlanneldPID).To(Equal(flanneldPID()))
-		Expect(current().Reason).To(Equal("flanneld wrote its subnet file '" + cfg.Flanneld.SubnetFile + "'"))
+		Expect(current().Reason).To(Equal("flanneld wrote its subnet file '" + cfg.Flanneld.SubnetFile + "', published as '" +
+			cfg.Flanneld.PublishedSubnetFile + "'"))
 		Expect(logs).To(gbytes.Say(`flanneld is ready: subnet_file=`))
+	})
+
+	It("waits, once flanneld has written its subnet file, until subnet-publisher has published it", func() {
+		runInBackground(launcher(true), stop)
+		waiting := SatisfyAll(HaveField("State", status.Starting), HaveField("Reason",
+			"waiting for subnet-publisher to publish flanneld's subnet file as '"+cfg.Flanneld.PublishedSubnetFile+"'"))
+		Eventually(current, 10*time.Second).Should(waiting)
+		Consistently(current, 500*time.Millisecond).Should(waiting)
+		publish()
+		Eventually(current).Should(HaveField("State", status.Ready))
+	})
+
+	It("says why flanneld's subnet file is not published, and does not report ready", func() {
+		publish()
+		runInBackground(launcher(false, record.SubnetFileEnv+"="+strings.Replace(flanneldWrote, "1450", "$(id)", 1)), stop)
+		notPublished := SatisfyAll(HaveField("State", status.Starting), HaveField("Reason", "flanneld wrote a subnet file "+
+			"that is not published: The subnet file '"+cfg.Flanneld.SubnetFile+"' is not as flanneld writes it: "+
+			`FLANNEL_MTU must be a whole number from 68 to 65536, got "$(id)"`))
+		Eventually(current, 10*time.Second).Should(notPublished)
+		Consistently(current, 500*time.Millisecond).Should(notPublished)
+		Expect(logs).To(gbytes.Say(`ERROR - flanneld wrote a subnet file that is not published: `))
+		Expect(cfg.Flanneld.PublishedSubnetFile).NotTo(BeAnExistingFile())
 	})
 
 	It("says why it retries while the alias has no answer", func() {
@@ -84,7 +130,8 @@ var _ = Describe("the run's status", func() {
 	})
 
 	It("does not take a subnet file left by an earlier run for a write", func() {
-		Expect(os.WriteFile(cfg.Flanneld.SubnetFile, []byte("FLANNEL_SUBNET=198.18.3.1/24\n"), 0o644)).To(Succeed())
+		Expect(os.WriteFile(cfg.Flanneld.SubnetFile, []byte(flanneldWrote), 0o644)).To(Succeed())
+		publish()
 		runInBackground(launcher(false), stop)
 		Eventually(recordFile, 10*time.Second).Should(BeAnExistingFile())
 		Eventually(current).Should(HaveField("FlanneldPID", flanneldPID()))
@@ -120,6 +167,7 @@ var _ = Describe("the run's status", func() {
 	})
 
 	It("says stopped once a stop signal comes, and keeps saying so after flanneld exits", func() {
+		publish()
 		done := runInBackground(launcher(true, record.SignalExitEnv+"=1"), stop)
 		Eventually(current, 10*time.Second).Should(HaveField("State", status.Ready))
 		stop <- syscall.SIGTERM
@@ -128,3 +176,6 @@ var _ = Describe("the run's status", func() {
 			HaveField("Reason", "stop signal (terminated) passed on to flanneld")))
 	})
 })
+
+// flanneldWrote is what flannel 0.28 writes for the suite's network on a 1500-byte link.
+const flanneldWrote = "FLANNEL_NETWORK=198.18.0.0/16\nFLANNEL_SUBNET=198.18.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n"

@@ -2,14 +2,12 @@ package status
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/regularfile"
 )
 
 // Write replaces the file at path in one step (a new file renamed over the old one), so that a reader sees
@@ -49,7 +47,7 @@ const maxSize = 64 << 10
 // a regular file of at most 64 KiB: it follows no link and does not wait for a writer (a named pipe).
 func Read(path string) (Status, error) {
 	var s Status
-	data, err := readRegular(path)
+	data, _, err := regularfile.Read("status file", path, maxSize)
 	if err != nil {
 		return s, err
 	}
@@ -57,43 +55,4 @@ func Read(path string) (Status, error) {
 		return s, bosherr.WrapErrorf(err, "Parsing the status file '%s'", path)
 	}
 	return s, nil
-}
-
-func readRegular(path string) ([]byte, error) {
-	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, bosherr.Errorf("The status file '%s' is a symbolic link", path)
-	} else if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, bosherr.Errorf("The status file '%s' is not a regular file but %s", path, kind(info.Mode()))
-	}
-	data, err := io.ReadAll(io.LimitReader(file, maxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxSize {
-		return nil, bosherr.Errorf("The status file '%s' is larger than %d KiB", path, maxSize>>10)
-	}
-	return data, nil
-}
-
-func kind(mode fs.FileMode) string {
-	switch mode.Type() {
-	case fs.ModeDir:
-		return "a directory"
-	case fs.ModeNamedPipe:
-		return "a named pipe"
-	case fs.ModeSocket:
-		return "a socket"
-	case fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
-		return "a device"
-	}
-	return "of mode " + mode.String()
 }

@@ -38,7 +38,12 @@ func (r *Recorder) FlanneldStarted(pid int, reason string) {
 	r.update(func(s *Status) { s.State, s.Reason, s.FlanneldPID = Starting, reason, pid })
 }
 
-// Ready says that flanneld has written its subnet file.
+// Waiting says that flanneld runs and the run waits for what reason says.
+func (r *Recorder) Waiting(reason string) {
+	r.update(func(s *Status) { s.State, s.Reason = Starting, reason })
+}
+
+// Ready says that flanneld's subnet file is published.
 func (r *Recorder) Ready(reason string) {
 	r.update(func(s *Status) { s.State, s.Reason = Ready, reason })
 }

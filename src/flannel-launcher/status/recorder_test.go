@@ -50,6 +50,10 @@ var _ = Describe("Recorder", func() {
 		recorder.FlanneldStarted(42, "waiting for the subnet file")
 		Expect(read()).To(Equal(status.Status{State: status.Starting, Reason: "waiting for the subnet file", FlanneldPID: 42, Started: started, Updated: clock}))
 
+		clock = clock.Add(time.Second)
+		recorder.Waiting("waiting for the copy")
+		Expect(read()).To(Equal(status.Status{State: status.Starting, Reason: "waiting for the copy", FlanneldPID: 42, Started: started, Updated: clock}))
+
 		recorder.Ready("wrote it")
 		Expect(read().State).To(Equal(status.Ready))
 		Expect(read().FlanneldPID).To(Equal(42))

@@ -13,11 +13,13 @@ import "time"
 type State string
 
 const (
-	// Starting: the launcher is finding etcd, or flanneld runs but has not written its subnet file yet.
+	// Starting: the launcher is finding etcd, or flanneld runs but its subnet file is not written or not
+	// published yet.
 	Starting State = "starting"
 	// Retrying: an attempt failed (the reason says how); the launcher tries again until its startup deadline.
 	Retrying State = "retrying"
-	// Ready: flanneld has written its subnet file since it started.
+	// Ready: flanneld has written its subnet file since it started, and the job's subnet-publisher has published
+	// it for docker's job and the CNI plugin.
 	Ready State = "ready"
 	// Failed: the run ended or will end without flanneld running (the reason says why).
 	Failed State = "failed"

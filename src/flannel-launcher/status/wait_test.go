@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,16 +16,19 @@ import (
 
 var _ = Describe("Waiter", func() {
 	var (
-		statusFile, subnetFile string
-		seen                   chan status.Status
-		waiter                 status.Waiter
+		statusFile, subnetFile, publishedFile string
+		seen                                  chan status.Status
+		waiter                                status.Waiter
 	)
 
 	write := func(s status.Status) {
 		Expect(status.Write(statusFile, s)).To(Succeed())
 	}
+	// writeSubnetFile writes flanneld's subnet file and, as subnet-publisher does, its copy.
 	writeSubnetFile := func() {
-		Expect(os.WriteFile(subnetFile, []byte("FLANNEL_SUBNET=198.18.3.1/24\n"), 0o644)).To(Succeed())
+		Expect(os.WriteFile(subnetFile, []byte(flanneldWrote), 0o644)).To(Succeed())
+		Expect(os.WriteFile(publishedFile, []byte(flanneldWrote), 0o644)).To(Succeed())
+		Expect(os.Chmod(publishedFile, 0o644)).To(Succeed()) // whatever the umask
 	}
 	type result struct {
 		status status.Status
@@ -45,12 +49,13 @@ var _ = Describe("Waiter", func() {
 		dir := GinkgoT().TempDir()
 		statusFile = filepath.Join(dir, "status.json")
 		subnetFile = filepath.Join(dir, "subnet.env")
+		publishedFile = filepath.Join(dir, "published.env")
 		seen = make(chan status.Status, 10)
-		waiter = status.Waiter{StatusFile: statusFile, SubnetFile: subnetFile, Interval: 10 * time.Millisecond,
-			Progress: func(s status.Status) { seen <- s }}
+		waiter = status.Waiter{StatusFile: statusFile, SubnetFile: subnetFile, PublishedFile: publishedFile,
+			Interval: 10 * time.Millisecond, Progress: func(s status.Status) { seen <- s }}
 	})
 
-	It("waits through starting and retrying until the run is ready and the subnet file is there, telling each change once", func() {
+	It("waits through starting and retrying until the run is ready and the subnet file is published, telling each change once", func() {
 		done := waitInBackground(10 * time.Second)
 		write(status.Status{State: status.Starting})
 		Eventually(seen).Should(Receive(HaveField("State", status.Starting)))
@@ -88,6 +93,46 @@ var _ = Describe("Waiter", func() {
 		Expect(got.err).To(MatchError(SatisfyAll(ContainSubstring("subnet file is not on the host"), ContainSubstring(subnetFile))))
 	})
 
+	It("waits, once the run is ready, until the copy that docker's job reads holds what flanneld wrote", func() {
+		Expect(os.WriteFile(subnetFile, []byte(flanneldWrote), 0o644)).To(Succeed())
+		Expect(os.WriteFile(publishedFile, []byte(strings.Replace(flanneldWrote, "198.18.3.1", "198.18.9.1", 1)), 0o644)).To(Succeed())
+		write(status.Status{State: status.Ready})
+		done := waitInBackground(10 * time.Second)
+		Consistently(done, 200*time.Millisecond).ShouldNot(Receive(), "a copy of an earlier lease")
+		Expect(os.Chown(publishedFile, 65534, 65534)).To(Succeed())
+		writeSubnetFile()
+		Expect(os.Chown(publishedFile, 65534, 65534)).To(Succeed())
+		Consistently(done, 200*time.Millisecond).ShouldNot(Receive(), "a copy that vcap could have written")
+		Expect(os.Chown(publishedFile, 0, 0)).To(Succeed())
+		var got result
+		Eventually(done).Should(Receive(&got))
+		Expect(got.err).NotTo(HaveOccurred())
+	})
+
+	It("gives up at the timeout when the copy does not follow, saying what it holds", func() {
+		Expect(os.WriteFile(subnetFile, []byte(flanneldWrote), 0o644)).To(Succeed())
+		write(status.Status{State: status.Ready, Reason: "flanneld wrote its subnet file"})
+		var got result
+		Eventually(waitInBackground(300 * time.Millisecond)).Should(Receive(&got))
+		Expect(got.err).To(MatchError(MatchRegexp(`^flanneld wrote its subnet file, but after \d+s the copy that docker's job `+
+			`and the CNI plugin read does not hold it \(is the job's subnet-publisher running\?\): open %s: no such file or directory$`, publishedFile)))
+		Expect(os.WriteFile(publishedFile, []byte(strings.Replace(flanneldWrote, "198.18.3.1", "198.18.9.1", 1)), 0o644)).To(Succeed())
+		Expect(os.Chmod(publishedFile, 0o644)).To(Succeed())
+		Eventually(waitInBackground(300 * time.Millisecond)).Should(Receive(&got))
+		Expect(got.err).To(MatchError(HaveSuffix(`: The published subnet file '` + publishedFile + `' holds FLANNEL_NETWORK=198.18.0.0/15 ` +
+			`FLANNEL_SUBNET=198.18.9.1/24 FLANNEL_MTU=1450 FLANNEL_IPMASQ=true, flanneld wrote FLANNEL_NETWORK=198.18.0.0/15 ` +
+			`FLANNEL_SUBNET=198.18.3.1/24 FLANNEL_MTU=1450 FLANNEL_IPMASQ=true`)))
+	})
+
+	It("fails at once when the run is ready and flanneld's subnet file is one that is not published", func() {
+		Expect(os.WriteFile(subnetFile, []byte(strings.Replace(flanneldWrote, "1450", "$(id)", 1)), 0o644)).To(Succeed())
+		write(status.Status{State: status.Ready})
+		var got result
+		Eventually(waitInBackground(10 * time.Second)).Should(Receive(&got))
+		Expect(got.err).To(MatchError("flanneld wrote a subnet file that is not published: The subnet file '" + subnetFile +
+			`' is not as flanneld writes it: FLANNEL_MTU must be a whole number from 68 to 65536, got "$(id)"`))
+	})
+
 	It("gives up at the timeout with where the run was and why", func() {
 		write(status.Status{State: status.Retrying, Reason: "attempt 3: no etcd member answered at the addresses of 'etcd.cfcr.internal'"})
 		var got result
@@ -123,3 +168,5 @@ var _ = Describe("Waiter", func() {
 		Expect(got.err).NotTo(HaveOccurred())
 	})
 })
+
+const flanneldWrote = "FLANNEL_NETWORK=198.18.0.0/15\nFLANNEL_SUBNET=198.18.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n"

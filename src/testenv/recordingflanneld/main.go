@@ -42,8 +42,8 @@ func run(started time.Time) int {
 		fmt.Fprintf(os.Stderr, "recordingflanneld: writing %s: %s\n", path, err)
 		return 99
 	}
-	if subnet := os.Getenv(record.SubnetEnv); subnet != "" {
-		if err := writeSubnetFile(rec, subnet); err != nil {
+	if content := os.Getenv(record.SubnetFileEnv); content != "" {
+		if err := writeSubnetFile(rec, content); err != nil {
 			fmt.Fprintf(os.Stderr, "recordingflanneld: %s\n", err)
 			return 99
 		}
@@ -70,10 +70,10 @@ func envInt(name string) (int, bool) {
 	return value, err == nil
 }
 
-func writeSubnetFile(rec record.Record, subnet string) error {
+func writeSubnetFile(rec record.Record, content string) error {
 	path, found := rec.Flag("subnet-file")
 	if !found {
-		return fmt.Errorf("%s is set but there is no -subnet-file", record.SubnetEnv)
+		return fmt.Errorf("%s is set but there is no -subnet-file", record.SubnetFileEnv)
 	}
-	return record.Replace(path, []byte("FLANNEL_SUBNET="+subnet+"\n"))
+	return record.Replace(path, []byte(content))
 }

@@ -32,8 +32,9 @@ const (
                                                        keeping the run's status in FILE
   flannel-launcher check --config FILE [--json]        report what this VM sees; exit 0 when flanneld could start
   flannel-launcher wait-ready --config FILE --status FILE [--timeout 60s]
-                                                       wait until the run reports flanneld ready; exit 1 with
-                                                       the run's reason when it fails or the timeout passes
+                                                       wait until the run reports flanneld ready and its subnet
+                                                       file is published; exit 1 with the reason when the run
+                                                       fails or the timeout passes
   flannel-launcher version                             print the version
 `
 	exitFailure = 1
@@ -119,7 +120,8 @@ func waitReadyCommand(args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	waiter := status.Waiter{StatusFile: *statusPath, SubnetFile: cfg.Flanneld.SubnetFile, Interval: readyPoll,
+	waiter := status.Waiter{StatusFile: *statusPath, SubnetFile: cfg.Flanneld.SubnetFile,
+		PublishedFile: cfg.Flanneld.PublishedSubnetFile, Interval: readyPoll,
 		Progress: func(s status.Status) { fmt.Printf("flanneld: %s\n", s) }}
 	if _, err := waiter.Wait(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "flanneld is not ready: %s\n", err)

@@ -32,7 +32,7 @@ func TestFlannelLauncher(t *testing.T) {
 const testVersion = "1.2.3-test"
 
 var (
-	binaries  struct{ Launcher, Flanneld, BPMSeccomp string }
+	binaries  struct{ Launcher, Flanneld, BPMSeccomp, Publisher string }
 	ca        *pki.CA
 	client    pki.Pair
 	cluster   *etcdcluster.Cluster
@@ -48,13 +48,15 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 	bpmSeccomp, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher/testdata/bpmseccomp")
 	Expect(err).NotTo(HaveOccurred())
-	paths, err := json.Marshal([]string{launcher, flanneld, bpmSeccomp})
+	publisher, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/subnet-publisher", "-race")
+	Expect(err).NotTo(HaveOccurred())
+	paths, err := json.Marshal([]string{launcher, flanneld, bpmSeccomp, publisher})
 	Expect(err).NotTo(HaveOccurred())
 	return paths
 }, func(paths []byte) {
 	var built []string
 	Expect(json.Unmarshal(paths, &built)).To(Succeed())
-	binaries.Launcher, binaries.Flanneld, binaries.BPMSeccomp = built[0], built[1], built[2]
+	binaries.Launcher, binaries.Flanneld, binaries.BPMSeccomp, binaries.Publisher = built[0], built[1], built[2], built[3]
 
 	var err error
 	ca, err = pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
@@ -86,7 +88,8 @@ func newConfig() config.Config {
 	cfg.DNS.Server = dnsServer.Addr
 	cfg.Network.CIDR = "198.18.0.0/16"
 	cfg.Flanneld = config.Flanneld{
-		Path: binaries.Flanneld, Iface: "lo", PublicIP: "192.0.2.10", IPMasq: true, SubnetFile: "/run/flannel/test.env",
+		Path: binaries.Flanneld, Iface: "lo", PublicIP: "192.0.2.10", IPMasq: true,
+		SubnetFile: "/var/vcap/sys/run/flanneld/test.env", PublishedSubnetFile: "/run/flannel/test.env",
 	}
 	cfg.Timing = config.Timing{
 		StartupDeadline: config.Duration(20 * time.Second),

@@ -53,7 +53,7 @@ var _ = Describe("flannel-launcher run", func() {
 			"-iface=lo",
 			"-public-ip=192.0.2.10",
 			"-ip-masq",
-			"-subnet-file=/run/flannel/test.env",
+			"-subnet-file=/var/vcap/sys/run/flanneld/test.env",
 		}))
 		Expect(session.Err).To(gbytes.Say(`\[flannel-launcher\] \S+ INFO - starting: version=` + testVersion))
 		Expect(session.Err).To(gbytes.Say(`\[flanneld\] \S+ INFO - flanneld started: pid=\d+`))

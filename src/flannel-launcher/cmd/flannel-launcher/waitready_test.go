@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,8 +29,18 @@ var _ = Describe("flannel-launcher run --status and wait-ready", func() {
 
 	// run starts the launcher with a flanneld that writes its subnet file.
 	run := func() *gexec.Session {
-		return start(recordFile, []string{record.SubnetEnv + "=198.18.3.1/24"},
+		return start(recordFile, []string{record.SubnetFileEnv + "=" + flanneldWrote},
 			"run", "--config", writeConfig(cfg), "--status", statusFile)
+	}
+	// publish runs the job's subnet-publisher, as root, as monit does.
+	publish := func() {
+		session, err := gexec.Start(exec.Command(binaries.Publisher, "--from", cfg.Flanneld.SubnetFile,
+			"--to", cfg.Flanneld.PublishedSubnetFile), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			session.Terminate()
+			Eventually(session).Should(gexec.Exit(0))
+		})
 	}
 	waitReady := func(timeout string) *gexec.Session {
 		session := start(filepath.Join(GinkgoT().TempDir(), "unused.json"), nil,
@@ -45,18 +57,43 @@ var _ = Describe("flannel-launcher run --status and wait-ready", func() {
 	BeforeEach(func() {
 		cfg = newConfig()
 		dir := GinkgoT().TempDir()
-		cfg.Flanneld.SubnetFile = filepath.Join(dir, "subnet.env")
+		cfg.Flanneld.SubnetFile = filepath.Join(dir, "flanneld", "subnet.env")
+		cfg.Flanneld.PublishedSubnetFile = filepath.Join(dir, "flannel", "subnet.env")
+		Expect(os.Mkdir(filepath.Dir(cfg.Flanneld.SubnetFile), 0o750)).To(Succeed())
 		recordFile = filepath.Join(dir, "record.json")
 		statusFile = filepath.Join(dir, "status.json")
 		DeferCleanup(cluster.Publish, dnsServer)
 	})
 
-	It("exits 0 once flanneld has written its subnet file, printing each step", func() {
+	It("exits 0 once flanneld's subnet file is published, printing each step", func() {
+		publish()
 		run()
 		session := waitReady("20s")
 		Expect(session).To(gexec.Exit(0))
-		Expect(session.Out).To(gbytes.Say(`flanneld: ready: flanneld wrote its subnet file '` + cfg.Flanneld.SubnetFile + `'\n`))
+		Expect(session.Out).To(gbytes.Say(`flanneld: ready: flanneld wrote its subnet file '` + cfg.Flanneld.SubnetFile +
+			`', published as '` + cfg.Flanneld.PublishedSubnetFile + `'\n`))
 		Expect(session.Out).To(gbytes.Say(`flanneld is ready\n`))
+		Expect(os.ReadFile(cfg.Flanneld.PublishedSubnetFile)).To(Equal([]byte(flanneldWrote)))
+	})
+
+	It("exits 1 at the timeout while no subnet-publisher runs, saying what it waits for", func() {
+		run()
+		session := waitReady("3s")
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say(`flanneld is not ready: still starting after 3s: waiting for subnet-publisher to ` +
+			`publish flanneld's subnet file as '` + cfg.Flanneld.PublishedSubnetFile + `'\n`))
+	})
+
+	It("exits 1 when flanneld writes a subnet file that is not published, naming what is wrong in it", func() {
+		publish()
+		start(recordFile, []string{record.SubnetFileEnv + "=" + strings.Replace(flanneldWrote, "true", "true; id", 1)},
+			"run", "--config", writeConfig(cfg), "--status", statusFile)
+		session := waitReady("3s")
+		Expect(session).To(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say(`flanneld is not ready: still starting after 3s: flanneld wrote a subnet file that is ` +
+			`not published: The subnet file '` + cfg.Flanneld.SubnetFile + `' is not as flanneld writes it: FLANNEL_IPMASQ must be ` +
+			`true or false, got "true; id"\n`))
+		Expect(cfg.Flanneld.PublishedSubnetFile).NotTo(BeAnExistingFile())
 	})
 
 	It("replaces an earlier run's status at once, so that it never counts as ready", func() {
@@ -146,3 +183,6 @@ var _ = Describe("flannel-launcher run --status and wait-ready", func() {
 		Entry("a timeout without a unit", `wait-ready: invalid value "60" for flag -timeout`, "--config", "x.json", "--status", "s.json", "--timeout", "60"),
 	)
 })
+
+// flanneldWrote is what flannel 0.28 writes for the suite's network on a 1500-byte link.
+const flanneldWrote = "FLANNEL_NETWORK=198.18.0.0/16\nFLANNEL_SUBNET=198.18.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n"

@@ -15,7 +15,7 @@ const (
 	SignalExitEnv   = "RECORDING_FLANNELD_SIGNAL_EXIT"   // status to exit with after SIGTERM/SIGINT (default 0)
 	IgnoreSignalEnv = "RECORDING_FLANNELD_IGNORE_SIGNAL" // "true": record the signal but keep running
 	DialEnv         = "RECORDING_FLANNELD_DIAL"          // host:port to connect to and hold, as flanneld holds etcd
-	SubnetEnv       = "RECORDING_FLANNELD_SUBNET"        // write FLANNEL_SUBNET=<this> to -subnet-file, as flanneld does
+	SubnetFileEnv   = "RECORDING_FLANNELD_SUBNET_FILE"   // write this to -subnet-file, as flanneld writes its subnet file
 )
 
 type Record struct {

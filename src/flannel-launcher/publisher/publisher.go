@@ -1,0 +1,188 @@
+// Package publisher keeps the subnet file that docker's job and the flannel CNI plugin read, as root, equal to
+// the last valid one that flanneld wrote.
+//
+// flanneld runs unprivileged under bpm and writes its subnet file into a directory of its own. docker's job
+// sources the file it reads with bash, as root, so that file must be one that flanneld's user cannot write:
+// the publisher, run as root outside bpm, reads flanneld's file with subnetenv's care, takes it only as
+// flanneld writes it, and writes the copy from the parsed values into a directory that root alone can write,
+// in one step (a new file renamed over the old one), each time flanneld writes its file anew. A file it refuses
+// leaves the copy as it was; nothing removes the copy, as docker's job reads it when it stops too.
+package publisher
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
+	"github.com/google/renameio/v2"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/subnetenv"
+)
+
+// Interval is how often Run looks at flanneld's file.
+const Interval = 200 * time.Millisecond
+
+// Publisher copies From (flanneld's subnet file) to To (what docker's job and the CNI plugin read).
+type Publisher struct {
+	From, To string
+	Logger   boshlog.Logger
+
+	seen   fileID // From as the last look left it
+	failed bool   // the last write failed: try again even if From did not change
+}
+
+// New checks the two paths: absolute, clean, and in two directories, since the one of To must be root's alone.
+func New(from, to string, logger boshlog.Logger) (*Publisher, error) {
+	for _, path := range []string{from, to} {
+		if !filepath.IsAbs(path) || filepath.Clean(path) != path || filepath.Dir(path) == path {
+			return nil, bosherr.Errorf("'%s' is not a clean absolute path to a file", path)
+		}
+	}
+	if filepath.Dir(from) == filepath.Dir(to) {
+		return nil, bosherr.Errorf("'%s' and '%s' are in the same directory: the copy's must be root's alone", from, to)
+	}
+	return &Publisher{From: from, To: to, Logger: logger}, nil
+}
+
+// Sync publishes each version of From once, as flanneld wrote it anew (a new lease, a restart): a From that
+// is missing is no error, one that is refused gives a *RefusedError and To stays as it is. A write that
+// failed is tried again at the next call.
+func (p *Publisher) Sync() error {
+	now := identify(p.From)
+	if now == p.seen && !p.failed {
+		return nil
+	}
+	p.seen, p.failed = now, false
+	env, err := subnetenv.Read(p.From)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return &RefusedError{Err: err, To: p.To}
+	}
+	if err := p.write(env); err != nil {
+		p.failed = true
+		return bosherr.WrapErrorf(err, "Writing '%s'", p.To)
+	}
+	p.Logger.Info(logTag, "Published '%s' from '%s': %s", p.To, p.From, env)
+	return nil
+}
+
+// write replaces To in one step, in a directory that root alone can write.
+func (p *Publisher) write(env subnetenv.Env) error {
+	dir := filepath.Dir(p.To)
+	if err := rootsAlone(dir); err != nil {
+		return err
+	}
+	file, err := renameio.NewPendingFile(p.To, renameio.WithTempDir(dir), renameio.WithStaticPermissions(0o644))
+	if err != nil {
+		return err
+	}
+	defer file.Cleanup()
+	if _, err := file.Write(env.Format()); err != nil {
+		return err
+	}
+	return file.CloseAtomicallyReplace()
+}
+
+// rootsAlone makes dir (mode 0755, whatever the umask: the launcher, vcap, reads the copy too) when there is
+// none, and fails unless it is a directory that root alone can write: bin/start takes it back from an older
+// release that gave it to flanneld.
+func rootsAlone(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err == nil {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if uid := info.Sys().(*syscall.Stat_t).Uid; !info.IsDir() || uid != 0 || info.Mode().Perm()&0o022 != 0 {
+		return bosherr.Errorf("'%s' is not a directory that root alone can write (%s, owner uid %d)", dir, info.Mode(), uid)
+	}
+	return nil
+}
+
+// Run calls Sync at once and then at every tick until ctx ends, and logs what goes wrong: a refused file once
+// (Sync says so once), a write that keeps failing when it first fails.
+func (p *Publisher) Run(ctx context.Context, ticks <-chan time.Time) {
+	for {
+		failing := p.failed
+		if err := p.Sync(); err != nil && !(failing && p.failed) {
+			p.Logger.Error(logTag, "%s", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticks:
+		}
+	}
+}
+
+// RefusedError is flanneld's subnet file refused: To keeps what it holds.
+type RefusedError struct {
+	Err error
+	To  string
+}
+
+func (e *RefusedError) Error() string {
+	return "Not publishing flanneld's subnet file, '" + e.To + "' stays as it is: " + e.Err.Error()
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// fileID tells two versions of a file apart: a new file (flanneld renames one over the old) has another inode,
+// and a change in place moves the change time, which no one can set back.
+type fileID struct {
+	dev, ino, size uint64
+	mode           uint32
+	mtime, ctime   syscall.Timespec
+}
+
+// identify is the file at path as it is now, or the zero fileID when there is none.
+func identify(path string) fileID {
+	var stat syscall.Stat_t
+	if err := syscall.Lstat(path, &stat); err != nil {
+		return fileID{}
+	}
+	return fileID{dev: stat.Dev, ino: stat.Ino, size: uint64(stat.Size), mode: stat.Mode, mtime: stat.Mtim, ctime: stat.Ctim}
+}
+
+const logTag = "subnet-publisher"
+
+// Published tells whether the copy at to holds what flanneld wrote at from, for those who wait on the
+// publisher (wait-ready, the launcher): flanneld's values when it does; a *PendingError when the copy is
+// missing, not root's alone or holds other values (the publisher has not caught up yet, or does not run); the
+// error of reading flanneld's file otherwise: missing, or refused, and the copy will not follow it.
+func Published(from, to string) (subnetenv.Env, error) {
+	wrote, err := subnetenv.Read(from)
+	if err != nil {
+		return subnetenv.Env{}, err
+	}
+	copied, err := subnetenv.ReadPublished(to)
+	if err != nil {
+		return subnetenv.Env{}, &PendingError{Err: err}
+	}
+	if copied != wrote {
+		return subnetenv.Env{}, &PendingError{Err: bosherr.Errorf("The published subnet file '%s' holds %s, flanneld wrote %s",
+			to, copied, wrote)}
+	}
+	return wrote, nil
+}
+
+// PendingError is a copy that does not hold flanneld's file yet.
+type PendingError struct {
+	Err error
+}
+
+func (e *PendingError) Error() string { return e.Err.Error() }
+
+func (e *PendingError) Unwrap() error { return e.Err }

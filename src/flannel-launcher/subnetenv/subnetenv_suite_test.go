@@ -1,0 +1,16 @@
+package subnetenv_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+func TestSubnetenv(t *testing.T) {
+	RegisterFailHandler(Fail)
+	// generous: two shared cores run several suites at once
+	SetDefaultEventuallyTimeout(5 * time.Second)
+	RunSpecs(t, "Subnetenv Suite")
+}
