@@ -1,5 +1,5 @@
 # Sourced by scripts/demo and scripts/test-e2e: sets the machine up (scripts/setup: apt packages, cached
-# builds), adds the vcap user that the flanneld job's pre-start hands /run/flannel to (a stemcell has it),
+# builds), adds the vcap user that bpm runs jobs as (a stemcell has it),
 # and exports what the harness needs:
 #   E2E_PACKAGES  this release's packages, compiled by running their packaging scripts (scripts/test-release)
 # shellcheck shell=bash

@@ -93,7 +93,8 @@ var _ = Describe("the bpm that kubo-deployment pins, with the runc it shipped", 
 				Expect(report).To(HaveKeyWithValue("Seccomp", "2"))
 				Expect(report).To(HaveKeyWithValue("pidfd_getfd", eperm))
 				Expect(report).To(HaveKeyWithValue("write:/var/vcap/data/flanneld", "ok"))
-				Expect(report).To(HaveKeyWithValue("write:/run/flannel", "ok"))
+				Expect(report).To(HaveKeyWithValue("write:/var/vcap/sys/run/flanneld", "ok"))
+				Expect(report).To(HaveKeyWithValue("write:/run/flannel", ContainSubstring("read-only file system")))
 			})
 
 			It("runs a job like cfcr-etcd's with its persistent disk, at the open-file limit this machine allows", func() {
@@ -133,12 +134,14 @@ func newMachine(version string, addr netip.Addr) *machine {
 	install(filepath.Join(cache, "bpm-"+version, "compiled/bpm"), m.Path("/var/vcap/packages/bpm"))
 	install(probe, m.Path(probeBin))
 	Expect(os.MkdirAll(m.Path("/var/vcap/store"), 0o755)).To(Succeed())
-	// flanneld's bin/start prepares its two unrestricted volumes for vcap; bpm only mounts them.
+	// flanneld's bin/start prepares its unrestricted volumes; bpm only mounts them: flanneld's own directory
+	// and the iptables lock for vcap, /run/flannel (where the subnet file is published) root's alone.
 	Expect(os.Mkdir(m.Path("/run/flannel"), 0o755)).To(Succeed())
+	Expect(os.MkdirAll(m.Path("/var/vcap/sys/run/flanneld"), 0o750)).To(Succeed())
 	Expect(os.WriteFile(m.Path("/run/xtables.lock"), nil, 0o600)).To(Succeed())
 	uid, _ := strconv.Atoi(vcap.Uid)
 	gid, _ := strconv.Atoi(vcap.Gid)
-	for _, p := range []string{"/run/flannel", "/run/xtables.lock"} {
+	for _, p := range []string{"/var/vcap/sys/run/flanneld", "/run/xtables.lock"} {
 		Expect(os.Chown(m.Path(p), uid, gid)).To(Succeed())
 	}
 	for job, config := range jobs() {
@@ -157,12 +160,13 @@ func jobs() map[string]string {
 		"flanneld": `processes:
 - name: flanneld
   executable: ` + probeBin + `
-  args: [/var/vcap/data/flanneld, /run/flannel]
+  args: [/var/vcap/data/flanneld, /var/vcap/sys/run/flanneld, /run/flannel]
   ephemeral_disk: true
   capabilities: [NET_ADMIN, NET_RAW]
   unsafe:
     unrestricted_volumes:
-    - {path: /run/flannel, writable: true, mount_only: true}
+    - {path: /var/vcap/sys/run/flanneld, writable: true, mount_only: true}
+    - {path: /run/flannel, mount_only: true}
     - {path: /run/xtables.lock, writable: true, mount_only: true}
 `,
 		"etcd":          etcdJob("etcd", 100000),
