@@ -22,6 +22,9 @@ type Lane struct {
 	// DNSRuntimeConfig: bosh-dns comes from the director's runtime config (runtime-config-dns.yml beside
 	// simulated.yml), not from the manifest.
 	DNSRuntimeConfig bool
+	// KeyUsage: the manifest asks for certificate options the bosh CLI cannot generate
+	// (bosh-cli-credentials.yml beside simulated.yml drops them).
+	KeyUsage bool
 	// Release versions: bpm and bosh-dns as the manifest (or its era's runtime config) names them, cfcr-etcd,
 	// kubo and docker as it pins them, and the etcd that cfcr-etcd's package ships.
 	BPM, BoshDNS, CfcrEtcd, Kubo, Docker, Etcd string
@@ -33,7 +36,7 @@ type Lane struct {
 var Lanes = map[string]Lane{
 	"v0.21": {Name: "v0.21", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
 		BPM: "0.12.2", BoshDNS: "1.8.0", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
-	"v0.32": {Name: "v0.32", Fixture: "cfcr-v0.32.0.yml", Companion: "flannel-dns-tls-etcd-v0-29-0.yml", EtcdCertificate: "tls-etcd-v0-29-0", DNSRuntimeConfig: true,
+	"v0.32": {Name: "v0.32", Fixture: "cfcr-v0.32.0.yml", Companion: "flannel-dns-tls-etcd-v0-29-0.yml", EtcdCertificate: "tls-etcd-v0-29-0", DNSRuntimeConfig: true, KeyUsage: true,
 		BPM: "1.0.4", BoshDNS: "1.11.0", CfcrEtcd: "1.11.1", Kubo: "0.32.0", Docker: "35.2.1", Etcd: "3.3.12"},
 	"current": {Name: "current", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
 		BPM: "1.4.38", BoshDNS: "1.39.28", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
@@ -79,6 +82,9 @@ func (cfg Config) source(store string, opsFiles ...string) manifest.Source {
 		src.RuntimeConfigs = []string{filepath.Join(dir, "runtime-config-dns.yml")}
 	} else {
 		src.OpsFiles = []string{filepath.Join(dir, "bosh-dns-names.yml")}
+	}
+	if cfg.Lane.KeyUsage {
+		src.OpsFiles = append(src.OpsFiles, filepath.Join(dir, "bosh-cli-credentials.yml"))
 	}
 	src.OpsFiles = append(src.OpsFiles, opsFiles...)
 	return src
