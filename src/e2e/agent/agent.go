@@ -19,6 +19,9 @@ type Job struct {
 	Name     string
 	Files    map[string][]byte
 	Packages []string
+	// RenderedOnly: the simulated VM does not run the job (kubo's kubelet, say). Of such a job the agent lays
+	// out only the packages it has, where the job finds them; the job has no files and no part in the lifecycle.
+	RenderedOnly bool
 }
 
 // Agent is the agent and monit of one VM.

@@ -18,13 +18,20 @@ import (
 // Apply lays jobs out as the agent does on apply: each job's files under /var/vcap/data/jobs/<job>/<hash>
 // (group vcap, so that the job's user can read them), linked from /var/vcap/jobs/<job>; its monit file as
 // /var/vcap/monit/job/<NNNN>_<job>.monitrc; each package under /var/vcap/data/packages/<name>/<hash>,
-// linked from /var/vcap/packages/<name>. Jobs that are no longer sent are unlinked. Nothing is started.
+// linked from /var/vcap/packages/<name> and from the job's packages/<name>. Jobs that are no longer sent are
+// unlinked. Of a job sent RenderedOnly, only the packages the agent has. Nothing is started.
 func (a *Agent) Apply(jobs []Job) error {
 	var next []installed
 	if err := a.clearLinks("/var/vcap/jobs", "/var/vcap/monit/job"); err != nil {
 		return err
 	}
 	for i, job := range jobs {
+		if job.RenderedOnly {
+			if err := a.installPackages(job); err != nil {
+				return err
+			}
+			continue
+		}
 		procs, err := monit.Parse(job.Files[jobrender.MonitPath])
 		if err != nil {
 			return bosherr.WrapErrorf(err, "Reading the monit file of job %s", job.Name)
@@ -32,10 +39,8 @@ func (a *Agent) Apply(jobs []Job) error {
 		if err := a.installJob(i, job); err != nil {
 			return err
 		}
-		for _, pkg := range job.Packages {
-			if err := a.installPackage(pkg); err != nil {
-				return err
-			}
+		if err := a.installPackages(job); err != nil {
+			return err
 		}
 		next = append(next, installed{Job: job, procs: procs})
 	}
@@ -45,8 +50,13 @@ func (a *Agent) Apply(jobs []Job) error {
 	return nil
 }
 
+// jobDir is where the agent lays job out, which /var/vcap/jobs/<job> links to.
+func jobDir(job Job) string {
+	return fmt.Sprintf("/var/vcap/data/jobs/%s/%s", job.Name, filesHash(job.Files))
+}
+
 func (a *Agent) installJob(order int, job Job) error {
-	dir := fmt.Sprintf("/var/vcap/data/jobs/%s/%s", job.Name, filesHash(job.Files))
+	dir := jobDir(job)
 	if err := (jobrender.Rendered{Files: job.Files}).WriteTo(a.VM.Path(dir)); err != nil {
 		return bosherr.WrapErrorf(err, "Writing job %s on %s", job.Name, a.VM.Name)
 	}
@@ -63,25 +73,53 @@ func (a *Agent) installJob(order int, job Job) error {
 	return nil
 }
 
+// installPackages installs the packages job names and links each from the job's packages/<name>, as the agent
+// links a job's packages (kubelet's --cni-bin-dir is /var/vcap/jobs/kubelet/packages/cni/bin). A job sent
+// RenderedOnly gets the packages the agent has, and a directory of its own only when it gets one.
+func (a *Agent) installPackages(job Job) error {
+	dir := jobDir(job)
+	linked := false
+	for _, name := range job.Packages {
+		if _, ok := a.Packages[name]; !ok && job.RenderedOnly {
+			continue
+		}
+		pkg, err := a.installPackage(name)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(a.VM.Path(dir+"/packages"), 0o755); err != nil {
+			return bosherr.WrapErrorf(err, "Creating the packages directory of job %s on %s", job.Name, a.VM.Name)
+		}
+		if err := a.link(pkg, dir+"/packages/"+name); err != nil {
+			return err
+		}
+		linked = true
+	}
+	if job.RenderedOnly && linked {
+		return a.link(dir, "/var/vcap/jobs/"+job.Name)
+	}
+	return nil
+}
+
 // installPackage copies a compiled package onto the VM as hard links (cheap, and real files, which bpm's
-// mounts need: a link out of /var/vcap would dangle inside a container).
-func (a *Agent) installPackage(name string) error {
+// mounts need: a link out of /var/vcap would dangle inside a container), and returns where it lies.
+func (a *Agent) installPackage(name string) (string, error) {
 	src, ok := a.Packages[name]
 	if !ok {
-		return bosherr.Errorf("No compiled package '%s' for %s", name, a.VM.Name)
+		return "", bosherr.Errorf("No compiled package '%s' for %s", name, a.VM.Name)
 	}
 	src, err := filepath.EvalSymlinks(src)
 	if err != nil {
-		return bosherr.WrapErrorf(err, "Finding compiled package %s", name)
+		return "", bosherr.WrapErrorf(err, "Finding compiled package %s", name)
 	}
 	sum := sha256.Sum256([]byte(src))
 	dir := fmt.Sprintf("/var/vcap/data/packages/%s/%s", name, hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(a.VM.Path(dir)); os.IsNotExist(err) {
 		if err := copyTree(src, a.VM.Path(dir)); err != nil {
-			return bosherr.WrapErrorf(err, "Installing package %s on %s", name, a.VM.Name)
+			return "", bosherr.WrapErrorf(err, "Installing package %s on %s", name, a.VM.Name)
 		}
 	}
-	return a.link(dir, "/var/vcap/packages/"+name)
+	return dir, a.link(dir, "/var/vcap/packages/"+name)
 }
 
 func copyTree(src, dst string) error {

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"sort"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -31,14 +30,13 @@ type Instance struct {
 func (i Instance) Name() string { return fmt.Sprintf("%s/%d", i.Group, i.Index) }
 
 // Renderer renders every job that lands on an instance, in the order the agent starts them, with the link
-// data of the deployment's instances: the jobs the simulated VMs run, and those only rendered (kubo's
-// kubelet, say), which count for the configuration hash as on BOSH but are not run.
+// data of the deployment's instances: the jobs the simulated VMs run, and those only rendered (RenderedOnly:
+// kubo's kubelet, say), which count for the configuration hash as on BOSH but are not run.
 type Renderer interface {
-	Render(instance Instance, deployment []Instance) (run, renderedOnly []agent.Job, err error)
+	Render(instance Instance, deployment []Instance) ([]agent.Job, error)
 }
 
-// Rendered is every job of one instance that the VM runs, rendered, and the configuration hash over all of
-// the instance's jobs.
+// Rendered is every job of one instance, rendered, and the configuration hash over them.
 type Rendered struct {
 	Instance Instance
 	Jobs     []agent.Job
@@ -58,11 +56,11 @@ type Plan struct {
 func Deploy(r Renderer, instances []Instance, previous *Plan) (*Plan, error) {
 	plan := &Plan{Rendered: map[string]Rendered{}}
 	for _, inst := range instances {
-		jobs, only, err := r.Render(inst, instances)
+		jobs, err := r.Render(inst, instances)
 		if err != nil {
 			return nil, bosherr.WrapErrorf(err, "Rendering the jobs of %s", inst.Name())
 		}
-		rendered := Rendered{Instance: inst, Jobs: jobs, Hash: hash(append(slices.Clone(jobs), only...))}
+		rendered := Rendered{Instance: inst, Jobs: jobs, Hash: hash(jobs)}
 		plan.Rendered[inst.ID] = rendered
 		switch {
 		case previous == nil || !previous.has(inst.ID):

@@ -14,9 +14,9 @@ import (
 // rendered only, whose only file lists the masters it is told about, like a template that iterates a link.
 type listing struct{ masters []string }
 
-func (l *listing) Render(director.Instance, []director.Instance) ([]agent.Job, []agent.Job, error) {
-	return []agent.Job{{Name: "static", Files: map[string][]byte{"config": []byte("same")}}},
-		[]agent.Job{{Name: "listing", Files: map[string][]byte{"config": []byte(fmt.Sprint(l.masters))}}}, nil
+func (l *listing) Render(director.Instance, []director.Instance) ([]agent.Job, error) {
+	return []agent.Job{{Name: "static", Files: map[string][]byte{"config": []byte("same")}},
+		{Name: "listing", Files: map[string][]byte{"config": []byte(fmt.Sprint(l.masters))}, RenderedOnly: true}}, nil
 }
 
 var _ = Describe("Deploy", func() {

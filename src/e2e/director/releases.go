@@ -46,38 +46,35 @@ type Network struct {
 }
 
 // Render renders every job of inst's group, in the group's order, with link data from the deployment's
-// instances.
-func (r *Releases) Render(inst Instance, deployment []Instance) (run, only []agent.Job, err error) {
+// instances; those the VMs do not run are RenderedOnly.
+func (r *Releases) Render(inst Instance, deployment []Instance) ([]agent.Job, error) {
 	group, ok := r.Placed.Group(inst.Group)
 	if !ok {
-		return nil, nil, bosherr.Errorf("The manifest has no instance group '%s'", inst.Group)
+		return nil, bosherr.Errorf("The manifest has no instance group '%s'", inst.Group)
 	}
 	resolved, err := r.links()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var jobs []templates.Job
 	for _, j := range group.Jobs {
 		spec, _, err := r.spec(j.Release, j.Name)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		jobs = append(jobs, templates.Job{Spec: spec, Release: templates.Release{Name: j.Release, Version: r.Dirs[j.Release].Version},
 			Properties: j.Properties, Links: r.linkSpecs(resolved.For(inst.Group, j.Name), deployment)})
 	}
 	files, err := r.render(r.instance(inst), jobs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	rendered := make([]agent.Job, len(group.Jobs))
 	for i, j := range group.Jobs {
-		job := agent.Job{Name: j.Name, Files: files[i], Packages: jobs[i].Spec.Packages}
-		if r.Runs(j.Release, j.Name) {
-			run = append(run, job)
-		} else {
-			only = append(only, job)
-		}
+		rendered[i] = agent.Job{Name: j.Name, Files: files[i], Packages: jobs[i].Spec.Packages,
+			RenderedOnly: !r.Runs(j.Release, j.Name)}
 	}
-	return run, only, nil
+	return rendered, nil
 }
 
 func (r *Releases) render(inst templates.Instance, jobs []templates.Job) ([]map[string][]byte, error) {
