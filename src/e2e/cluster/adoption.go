@@ -115,7 +115,10 @@ func forgetVariable(store, name string) error {
 // EvictPods deletes w's pods through CNI, as kubelet's drain evicts a worker's pods before its update; their
 // probes stop.
 func (c *Cluster) EvictPods(w *worker.Worker) error {
-	rt := c.Runtime(w)
+	rt, err := c.Runtime(w)
+	if err != nil {
+		return err
+	}
 	for _, p := range c.forgetPods(w) {
 		if err := rt.Del(p); err != nil {
 			return err

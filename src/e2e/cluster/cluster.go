@@ -56,8 +56,7 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-func (cfg Config) bosh() string       { return filepath.Join(cfg.Cache, "bin", "bosh") }
-func (cfg Config) cniPlugins() string { return filepath.Join(cfg.Cache, "cni-plugins", "bin") }
+func (cfg Config) bosh() string { return filepath.Join(cfg.Cache, "bin", "bosh") }
 
 // directorLib is bosh-common's lib directory, the director's template code (scripts/build-thirdparty).
 func (cfg Config) directorLib() string {
@@ -93,7 +92,7 @@ func (cfg Config) releases() map[string]director.Release {
 // packages maps every compiled package to its directory.
 func (cfg Config) packages() (map[string]string, error) {
 	pkgs := map[string]string{"bpm": filepath.Join(cfg.bpmRelease(), "compiled", "bpm"), "etcd": cfg.etcdPackage(),
-		"bosh-dns": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns")}
+		"bosh-dns": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns"), "cni": cfg.cniPackage()}
 	entries, err := os.ReadDir(cfg.Packages)
 	if err != nil {
 		return nil, bosherr.WrapErrorf(err, "Reading compiled packages at %s", cfg.Packages)
@@ -104,7 +103,6 @@ func (cfg Config) packages() (map[string]string, error) {
 	if cfg.Kubo != nil { // what kubo's flanneld job names
 		pkgs["flanneld"], pkgs["etcdctl"] = cfg.kuboFlanneld(), cfg.kuboEtcdctl()
 		pkgs["pid_utils"] = filepath.Join(cfg.Repo, "src", "e2e", "kubo", "pid_utils")
-		pkgs["cni"] = filepath.Dir(cfg.cniPlugins())
 	}
 	return pkgs, nil
 }
@@ -187,7 +185,7 @@ func (cfg Config) check() error {
 		"bosh CLI (Cache, scripts/build-bosh-cli)":   cfg.bosh(),
 		"bpm package (Cache, build-thirdparty)":      filepath.Join(cfg.bpmRelease(), "compiled", "bpm", "bin", "bpm"),
 		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
-		"CNI plugins (Cache, scripts/build-cni)":     filepath.Join(cfg.cniPlugins(), "flannel"),
+		"CNI plugins (Cache, scripts/build-cni*)":    filepath.Join(cfg.cniPackage(), "bin", "flannel"),
 		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
 		"kubo's jobs (Cache, build-thirdparty)":      filepath.Join(cfg.releases()["kubo"].Jobs, "flanneld", "spec"),
 		"the director's template code (Cache)":       filepath.Join(cfg.directorLib(), "bosh", "common", "template", "evaluation_context.rb"),

@@ -28,6 +28,9 @@ type Lane struct {
 	// Release versions: bpm and bosh-dns as the manifest (or its era's runtime config) names them, cfcr-etcd,
 	// kubo and docker as it pins them, and the etcd that cfcr-etcd's package ships.
 	BPM, BoshDNS, CfcrEtcd, Kubo, Docker, Etcd string
+	// CNI is what kubelet's `cni` package holds: containernetworking/plugins "0.7.1", as kubo's package ships
+	// (scripts/build-cni-v0.7), or "current" (scripts/build-cni: flannel from 0.8.6, the others from 1.10.0).
+	CNI string
 }
 
 // Lanes are the generations the simulated cluster runs: kubo-deployment v0.21 and v0.32 with what they pin
@@ -35,11 +38,11 @@ type Lane struct {
 // whose runtime config was kept current.
 var Lanes = map[string]Lane{
 	"v0.21": {Name: "v0.21", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
-		BPM: "0.12.2", BoshDNS: "1.8.0", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
+		BPM: "0.12.2", BoshDNS: "1.8.0", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8", CNI: "0.7.1"},
 	"v0.32": {Name: "v0.32", Fixture: "cfcr-v0.32.0.yml", Companion: "flannel-dns-tls-etcd-v0-29-0.yml", EtcdCertificate: "tls-etcd-v0-29-0", DNSRuntimeConfig: true, KeyUsage: true,
-		BPM: "1.0.4", BoshDNS: "1.11.0", CfcrEtcd: "1.11.1", Kubo: "0.32.0", Docker: "35.2.1", Etcd: "3.3.12"},
+		BPM: "1.0.4", BoshDNS: "1.11.0", CfcrEtcd: "1.11.1", Kubo: "0.32.0", Docker: "35.2.1", Etcd: "3.3.12", CNI: "0.7.1"},
 	"current": {Name: "current", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
-		BPM: "1.4.38", BoshDNS: "1.39.28", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8"},
+		BPM: "1.4.38", BoshDNS: "1.39.28", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8", CNI: "current"},
 }
 
 // LaneFromEnv is the lane E2E_LANE names, v0.21 when it is unset.
@@ -60,14 +63,22 @@ func LaneFromEnv() (Lane, error) {
 	return lane, nil
 }
 
-// The cache's layout (scripts/build-thirdparty, scripts/build-etcd-3.3): a release's unpacked source as
-// <release>-<version>, its compiled packages under compiled/.
+// The cache's layout (scripts/build-thirdparty, scripts/build-etcd-3.3, scripts/build-cni-v0.7): a release's
+// unpacked source as <release>-<version>, its compiled packages under compiled/.
 func (cfg Config) releaseDir(name, version string) string {
 	return filepath.Join(cfg.Cache, name+"-"+version)
 }
 
 func (cfg Config) bpmRelease() string     { return cfg.releaseDir("bpm", cfg.Lane.BPM) }
 func (cfg Config) boshDNSRelease() string { return cfg.releaseDir("bosh-dns", cfg.Lane.BoshDNS) }
+
+// cniPackage is kubo's compiled cni package, the lane's plugins under bin/.
+func (cfg Config) cniPackage() string {
+	if cfg.Lane.CNI == "current" {
+		return filepath.Join(cfg.Cache, "cni-plugins")
+	}
+	return filepath.Join(cfg.releaseDir("cni", cfg.Lane.CNI), "compiled", "cni")
+}
 
 // etcdPackage is cfcr-etcd's compiled etcd package: bin/etcd and bin/etcdctl.
 func (cfg Config) etcdPackage() string {

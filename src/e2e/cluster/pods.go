@@ -4,11 +4,13 @@ package cluster
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cni"
+	"github.com/flannel-dns/flannel-dns/src/e2e/director"
 	"github.com/flannel-dns/flannel-dns/src/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
@@ -16,11 +18,35 @@ import (
 // PodsPerWorker is how many pods every worker gets, all in the probe.
 const PodsPerWorker = 2
 
-// Runtime is w's container runtime: it makes and deletes pods through the CNI plugins of the VM's
-// /etc/cni/net.d.
-func (c *Cluster) Runtime(w *worker.Worker) *cni.Runtime {
-	return &cni.Runtime{VM: w.VM, Podnet: c.podnet, BinDir: c.cfg.cniPlugins()}
+// Runtime is w's container runtime: it makes and deletes pods through the CNI network of the VM's
+// /etc/cni/net.d, with the plugins where w's kubelet finds them: its --cni-bin-dir, which the agent fills
+// with kubelet's cni package.
+func (c *Cluster) Runtime(w *worker.Worker) (*cni.Runtime, error) {
+	name := instanceName("worker", w.Index)
+	var rendered director.Rendered
+	ok := c.plan != nil
+	if ok {
+		rendered, ok = c.plan.Of(name)
+	}
+	if !ok {
+		return nil, bosherr.Errorf("No plan for %s", name)
+	}
+	for _, job := range rendered.Jobs {
+		if job.Name != "kubelet" {
+			continue
+		}
+		dir := cniBinDir.FindSubmatch(job.Files["bin/kubelet_ctl"])
+		if dir == nil {
+			return nil, bosherr.Errorf("kubelet's bin/kubelet_ctl on %s passes no --cni-bin-dir", name)
+		}
+		return &cni.Runtime{VM: w.VM, Podnet: c.podnet, BinDir: string(dir[1])}, nil
+	}
+	return nil, bosherr.Errorf("No kubelet job on %s", name)
 }
+
+// cniBinDir is kubelet's flag in its control script: kubo v0.21 writes it there, v0.32 renders it from the
+// manifest's k8s-args.
+var cniBinDir = regexp.MustCompile(`--cni-bin-dir=(\S+)`)
 
 // Pods are the probed pods on w.
 func (c *Cluster) Pods(w *worker.Worker) []*cni.Pod { return c.pods[w.Name] }
@@ -30,7 +56,10 @@ func (c *Cluster) addPods(w *worker.Worker) error {
 	if _, err := c.waitForSubnet(w); err != nil {
 		return err
 	}
-	rt := c.Runtime(w)
+	rt, err := c.Runtime(w)
+	if err != nil {
+		return err
+	}
 	for i := len(c.pods[w.Name]); i < PodsPerWorker; i++ {
 		pod, err := rt.Add(fmt.Sprintf("%s-pod-%d", w.Name, i))
 		if err != nil {
@@ -57,7 +86,10 @@ func (c *Cluster) forgetPods(w *worker.Worker) []*cni.Pod {
 // RestartPods is kubelet making w's pods again (after a reboot, where their sandboxes died, or after docker
 // restarted): each is deleted through CNI, releasing its address, and made anew.
 func (c *Cluster) RestartPods(w *worker.Worker) error {
-	rt := c.Runtime(w)
+	rt, err := c.Runtime(w)
+	if err != nil {
+		return err
+	}
 	for _, p := range c.forgetPods(w) {
 		if err := rt.Del(p); err != nil {
 			return err
@@ -90,8 +122,11 @@ func (c *Cluster) Witness(workers ...*worker.Worker) (prober *pods.Prober, stop 
 		return nil
 	}
 	for _, w := range workers {
-		rt := c.Runtime(w)
-		pod, err := rt.Add(w.Name + "-witness")
+		rt, err := c.Runtime(w)
+		var pod *cni.Pod
+		if err == nil {
+			pod, err = rt.Add(w.Name + "-witness")
+		}
 		if err == nil {
 			witnesses = append(witnesses, made{rt, pod})
 			err = prober.Add(&pod.Pod)

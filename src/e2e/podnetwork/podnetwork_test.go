@@ -53,6 +53,26 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 		}
 	})
 
+	It("runs the lane's plugins from kubelet's cni package, where its --cni-bin-dir points", func() {
+		lane, err := cluster.LaneFromEnv()
+		Expect(err).NotTo(HaveOccurred())
+		for _, w := range c.Workers() {
+			rt, err := c.Runtime(w)
+			Expect(err).NotTo(HaveOccurred())
+			installed, err := w.Run("readlink", "-e", rt.BinDir)
+			Expect(err).NotTo(HaveOccurred(), "%s has no %s", w.Name, rt.BinDir)
+			Expect(installed).To(HavePrefix("/var/vcap/data/packages/cni/"), "%s on %s", rt.BinDir, w.Name)
+			out, err := w.Run("env", "CNI_COMMAND=VERSION", filepath.Join(rt.BinDir, "flannel"))
+			Expect(err).NotTo(HaveOccurred())
+			var info struct {
+				Supported []string `json:"supportedVersions"`
+			}
+			Expect(json.Unmarshal([]byte(out), &info)).To(Succeed(), out)
+			// v0.7.1 speaks CNI up to 0.3.1; the current lane's flannel plugin (v0.8.6) up to 0.4.0.
+			Expect(info.Supported).To(HaveExactElements(supportedVersions[lane.CNI]), "flannel on %s", w.Name)
+		}
+	})
+
 	It("carries traffic between pods on different workers over vxlan", func() {
 		w0, w1 := c.Workers()[0], c.Workers()[1]
 		Expect(cluster.Routes(w0, cluster.Subnet(w1))).To(BeTrue())
@@ -72,7 +92,8 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 
 	It("answers a hostPort on one worker to a pod on another (portmap)", func() {
 		w0, w1 := c.Workers()[0], c.Workers()[1]
-		rt := c.Runtime(w0)
+		rt, err := c.Runtime(w0)
+		Expect(err).NotTo(HaveOccurred())
 		server, err := rt.Add("hostport", cni.PortMapping{HostPort: 30900, ContainerPort: 9000, Protocol: "udp"})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(rt.Del(server)).To(Succeed()) })
@@ -87,7 +108,8 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 
 	It("removes a deleted pod's veth and frees its address", func() {
 		w := c.Workers()[0]
-		rt := c.Runtime(w)
+		rt, err := c.Runtime(w)
+		Expect(err).NotTo(HaveOccurred())
 		pod, err := rt.Add("short-lived")
 		Expect(err).NotTo(HaveOccurred())
 		reservation := w.Path(filepath.Join("/var/lib/cni/networks", networkName, pod.Address.String()))
@@ -121,7 +143,8 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 
 		now := netip.MustParsePrefix(cluster.Subnet(w))
 		Expect(now).NotTo(Equal(old), "flanneld got its old subnet back; the reproduction needs a new one")
-		rt := c.Runtime(w)
+		rt, err := c.Runtime(w)
+		Expect(err).NotTo(HaveOccurred())
 		pod, err := rt.Add("after-new-subnet")
 		Expect(err).NotTo(HaveOccurred(), "the bridge plugin refused a new pod")
 		Expect(now.Masked().Contains(pod.Address)).To(BeTrue())
@@ -148,7 +171,8 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 
 	It("measures pod creation through CNI (figure, not asserted)", func() {
 		w := c.Workers()[0]
-		rt := c.Runtime(w)
+		rt, err := c.Runtime(w)
+		Expect(err).NotTo(HaveOccurred())
 		var adds, dels []time.Duration
 		for i := 0; i < 20; i++ {
 			start := time.Now()
@@ -163,6 +187,12 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 			median(adds), slices.Min(adds), slices.Max(adds), median(dels)))
 	})
 })
+
+// supportedVersions are the CNI versions the flannel plugin of each plugin set answers VERSION with.
+var supportedVersions = map[string][]string{
+	"0.7.1":   {"0.1.0", "0.2.0", "0.3.0", "0.3.1"},
+	"current": {"0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0"},
+}
 
 func median(ds []time.Duration) time.Duration {
 	sorted := slices.Clone(ds)
