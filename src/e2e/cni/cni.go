@@ -32,7 +32,7 @@ type PortMapping = podnet.PortMapping
 type Runtime struct {
 	VM     *vm.VM
 	Podnet string // the podnet command (Build)
-	BinDir string // CNI_PATH: the plugins (scripts/build-cni)
+	BinDir string // CNI_PATH on the VM: kubelet's --cni-bin-dir
 }
 
 // Pod is a pod sandbox with its network, as the default network's ADD result describes it.
