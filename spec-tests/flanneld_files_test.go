@@ -134,6 +134,8 @@ var _ = Describe("flanneld's other files", func() {
 		It("is kubo's: flannel delegating with hairpin mode and default gateway, then portmap", func() {
 			list := parse(render(nil))
 			Expect(list.Name).To(Equal("flannel-network"))
+			// The newest CNI version that kubo's plugins speak (its cni package: containernetworking/plugins
+			// v0.7.1); they refuse a newer one with "incompatible CNI versions".
 			Expect(list.CNIVersion).To(Equal("0.3.1"))
 			Expect(list.Plugins).To(HaveLen(2))
 			Expect(list.Plugins[0].Type).To(Equal("flannel"))
