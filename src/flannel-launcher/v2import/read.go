@@ -61,36 +61,61 @@ type node struct {
 	Nodes []node `json:"nodes"`
 }
 
-// Read fetches everything under prefix from the v2 API of the member at endpoint (an https URL), with client
-// (mutual TLS, following no redirect: members.Pass.HTTPClient); a redirect is an error. No answer, or a
-// server error, is a *TransientError. A prefix v2 does not have is empty Data. The v2 API is etcd's JSON over HTTP (GET
-// /v2/keys/<key>?recursive=true); one request, no client library (see the package's commit for why).
+// Read fetches flannel's network config and leases under prefix from the v2 API of the member at endpoint (an
+// https URL), with client (mutual TLS, following no redirect: members.Pass.HTTPClient); a redirect is an error.
+// No answer, or a server error, is a *TransientError. What v2 does not have is empty Data. It asks for
+// <prefix>/config and for <prefix>/subnets, not for the prefix itself: a v2 user may be allowed below the prefix
+// only (cfcr-etcd 1.11 gives kubo's flanneld user /coreos.com/network/*). The v2 API is etcd's JSON over HTTP
+// (GET /v2/keys/<key>); no client library (see the package's commit for why).
 func Read(ctx context.Context, client *http.Client, endpoint, prefix string) (Data, error) {
-	u := strings.TrimSuffix(endpoint, "/") + "/v2/keys" + (&url.URL{Path: prefix}).EscapedPath() + "?recursive=true"
+	base := strings.TrimSuffix(prefix, "/")
+	config, found, err := get(ctx, client, endpoint, base+"/config")
+	if err != nil {
+		return Data{}, err
+	}
+	var data Data
+	if found && !config.Dir {
+		data.Config = []byte(config.Value)
+	}
+	subnets, found, err := get(ctx, client, endpoint, base+"/subnets")
+	if err != nil || !found {
+		return data, err
+	}
+	for _, l := range subnets.Nodes {
+		if !l.Dir {
+			data.Leases = append(data.Leases, Lease{Key: l.Key, Value: []byte(l.Value), TTL: l.TTL})
+		}
+	}
+	return data, nil
+}
+
+// get fetches key (recursively, for a directory) from the v2 API; found is false when v2 does not have it.
+func get(ctx context.Context, client *http.Client, endpoint, key string) (n node, found bool, err error) {
+	u := strings.TrimSuffix(endpoint, "/") + "/v2/keys" + (&url.URL{Path: key}).EscapedPath() + "?recursive=true"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Data{}, bosherr.WrapErrorf(err, "Asking for '%s'", u)
+		return node{}, false, bosherr.WrapErrorf(err, "Asking for '%s'", u)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return Data{}, &TransientError{Err: bosherr.WrapErrorf(err, "Reading '%s' from the v2 API", prefix)}
+		return node{}, false, &TransientError{Err: bosherr.WrapErrorf(err, "Reading '%s' from the v2 API", key)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return Data{}, &TransientError{Err: bosherr.WrapErrorf(err, "Reading the v2 API's answer for '%s'", prefix)}
+		return node{}, false, &TransientError{Err: bosherr.WrapErrorf(err, "Reading the v2 API's answer for '%s'", key)}
 	}
 	if len(body) > maxBody {
-		return Data{}, bosherr.Errorf("The v2 API's answer for '%s' is larger than %d bytes", prefix, maxBody)
+		return node{}, false, bosherr.Errorf("The v2 API's answer for '%s' is larger than %d bytes", key, maxBody)
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return Data{}, bosherr.Errorf("The v2 API at '%s' answered %s to '%s' for '%s'; a redirect is not followed",
-			endpoint, resp.Status, resp.Header.Get("Location"), prefix)
+		return node{}, false, bosherr.Errorf("The v2 API at '%s' answered %s to '%s' for '%s'; a redirect is not followed",
+			endpoint, resp.Status, resp.Header.Get("Location"), key)
 	}
-	return parse(resp.StatusCode, body, prefix)
+	return parse(resp.StatusCode, body, key)
 }
 
-func parse(status int, body []byte, prefix string) (Data, error) {
+func parse(status int, body []byte, key string) (node, bool, error) {
 	var answer struct {
 		ErrorCode int  `json:"errorCode"`
 		Node      node `json:"node"`
@@ -98,32 +123,19 @@ func parse(status int, body []byte, prefix string) (Data, error) {
 	jsonErr := json.Unmarshal(body, &answer)
 	switch {
 	case status == http.StatusNotFound && jsonErr == nil && answer.ErrorCode == keyNotFound:
-		return Data{}, nil
+		return node{}, false, nil
 	case status == http.StatusNotFound:
-		return Data{}, ErrNotServed
+		return node{}, false, ErrNotServed
 	case status != http.StatusOK:
-		err := bosherr.Errorf("The v2 API answered %d for '%s': %s", status, prefix, excerpt(body))
+		err := bosherr.Errorf("The v2 API answered %d for '%s': %s", status, key, excerpt(body))
 		if status >= http.StatusInternalServerError {
-			return Data{}, &TransientError{Err: err}
+			return node{}, false, &TransientError{Err: err}
 		}
-		return Data{}, err
+		return node{}, false, err
 	case jsonErr != nil:
-		return Data{}, bosherr.WrapErrorf(jsonErr, "The v2 API's answer for '%s' is not JSON: %s", prefix, excerpt(body))
+		return node{}, false, bosherr.WrapErrorf(jsonErr, "The v2 API's answer for '%s' is not JSON: %s", key, excerpt(body))
 	}
-	var data Data
-	for _, n := range answer.Node.Nodes {
-		switch {
-		case n.Key == strings.TrimSuffix(prefix, "/")+"/config" && !n.Dir:
-			data.Config = []byte(n.Value)
-		case n.Key == strings.TrimSuffix(prefix, "/")+"/subnets" && n.Dir:
-			for _, l := range n.Nodes {
-				if !l.Dir {
-					data.Leases = append(data.Leases, Lease{Key: l.Key, Value: []byte(l.Value), TTL: l.TTL})
-				}
-			}
-		}
-	}
-	return data, nil
+	return answer.Node, true, nil
 }
 
 // keyNotFound is the v2 API's error code for a key that does not exist.

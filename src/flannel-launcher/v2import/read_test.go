@@ -14,6 +14,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/v2import"
 	"github.com/flannel-dns/flannel-dns/src/testenv/etcdcluster"
+	"github.com/flannel-dns/flannel-dns/src/testenv/etcdv2"
 )
 
 var _ = Describe("Read", func() {
@@ -39,6 +40,23 @@ var _ = Describe("Read", func() {
 		}
 		Expect(ttls[prefix+"/subnets/198.18.7.0-24"]).To(BeNumerically("~", 3600, 10))
 		Expect(ttls[prefix+"/subnets/198.18.9.0-24"]).To(BeNumerically("~", 600, 10))
+	})
+
+	It("reads what a user allowed only below the prefix may read, as cfcr-etcd 1.11 sets up kubo's flanneld user", func() {
+		authed, err := etcdv2.Start(suiteCA, nil)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(authed.Close)
+		prefix := uniquePrefix()
+		Expect(authed.Put(prefix+"/config", `{"Network":"198.18.0.0/15","Backend":{"Type":"vxlan"}}`, 0)).To(Succeed())
+		Expect(authed.Put(prefix+"/subnets/198.18.7.0-24", `{"PublicIP":"192.0.2.7"}`, 3600)).To(Succeed())
+		// the launcher's client certificate's CN is flanneld, as kubo's v0.32 manifest names its user
+		Expect(authed.EnableAuth("flanneld", prefix+"/*")).To(Succeed())
+
+		data, err := v2import.Read(ctx, httpClient(), authed.URL, prefix)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(data.Config)).To(Equal(`{"Network":"198.18.0.0/15","Backend":{"Type":"vxlan"}}`))
+		Expect(data.Leases).To(ConsistOf(HaveField("Key", prefix+"/subnets/198.18.7.0-24")))
 	})
 
 	It("reads a prefix the v2 store does not have as no data", func() {
@@ -88,8 +106,8 @@ var _ = Describe("Read", func() {
 
 		_, err := v2import.Read(ctx, httpClient(), redirecting.URL, "/coreos.com/network")
 
-		Expect(err).To(MatchError(HavePrefix("The v2 API at '%s' answered 307 Temporary Redirect to '%s/v2/keys/coreos.com/network?recursive=true' "+
-			"for '/coreos.com/network'; a redirect is not followed", redirecting.URL, elsewhere.URL)))
+		Expect(err).To(MatchError(HavePrefix("The v2 API at '%s' answered 307 Temporary Redirect to '%s/v2/keys/coreos.com/network/config?recursive=true' "+
+			"for '/coreos.com/network/config'; a redirect is not followed", redirecting.URL, elsewhere.URL)))
 		Expect(followed.Load()).To(BeZero())
 		Expect(errors.As(err, new(*v2import.TransientError))).To(BeFalse(), "a redirect is not retried")
 	})

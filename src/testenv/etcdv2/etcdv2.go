@@ -251,3 +251,55 @@ func (m *Member) Close() {
 
 // String names the member in failure messages.
 func (m *Member) String() string { return fmt.Sprintf("etcd 3.4 at %s", m.URL) }
+
+// EnableAuth turns the v2 store's authentication on as cfcr-etcd 1.11's post-start does for a manifest's
+// `users`: a root user, and a user named like a client certificate's CN with a role that may read and write
+// pattern (such as "/coreos.com/network/*") only. etcd takes a client certificate's CN as the v2 user; Put and
+// the member's own client go on as root afterwards.
+func (m *Member) EnableAuth(user, pattern string) error {
+	const rootPassword = "etcdv2-test-root"
+	role := user + "-role"
+	steps := []struct{ path, body string }{
+		{"/v2/auth/users/root", `{"user":"root","password":"` + rootPassword + `"}`},
+		{"/v2/auth/roles/" + role, `{"role":"` + role + `","permissions":{"kv":{"read":["` + pattern + `"],"write":["` + pattern + `"]}}}`},
+		{"/v2/auth/users/" + user, `{"user":"` + user + `","password":"unused","roles":["` + role + `"]}`},
+		{"/v2/auth/enable", ``},
+	}
+	for _, step := range steps {
+		if err := m.authPut(step.path, step.body); err != nil {
+			return err
+		}
+	}
+	m.Client.Transport = &basicAuth{next: m.Client.Transport, user: "root", password: rootPassword}
+	return nil
+}
+
+func (m *Member) authPut(path, body string) error {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, m.URL+path, strings.NewReader(body))
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Setting up v2 auth: %s", path)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := m.Client.Do(req)
+	if err != nil {
+		return bosherr.WrapErrorf(err, "Setting up v2 auth: %s", path)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		return bosherr.Errorf("Setting up v2 auth: %s: %d %s", path, resp.StatusCode, answer)
+	}
+	return nil
+}
+
+// basicAuth adds a user and password to every request.
+type basicAuth struct {
+	next           http.RoundTripper
+	user, password string
+}
+
+func (b *basicAuth) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.SetBasicAuth(b.user, b.password)
+	return b.next.RoundTrip(req)
+}

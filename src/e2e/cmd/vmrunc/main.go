@@ -4,8 +4,8 @@
 //   - the open-file limit: a stemcell lets bpm give a job any limit (cfcr-etcd asks for 100000); this sandbox
 //     caps the hard limit at 20000 and grants no CAP_SYS_RESOURCE to raise it, so runc would fail to start such
 //     a job. The limit is lowered to the hard limit.
-//   - the container's cgroup: bpm 0.12.2 and 1.0.4 give runc a relative cgroup path (the job's name), which lands
-//     at the top of every cgroup hierarchy. On a VM only that VM uses them; here every simulated VM shares the
+//   - the container's cgroup: bpm 0.12.2 gives runc no cgroup path (runc then takes the container's ID) and 1.0.4
+//     a relative one (bpm-<job>); either lands at the top of every cgroup hierarchy. On a VM only that VM uses them; here every simulated VM shares the
 //     host's, so two VMs' flanneld would share one cgroup, and stopping one would kill both. A relative path is
 //     put under the VM's own cgroup, as bpm 1.4.38 does itself.
 package main
@@ -37,17 +37,18 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// adjustBundle rewrites the config.json of the bundle that args name (--bundle or -b), if any.
+// adjustBundle rewrites the config.json of the bundle that args name (--bundle or -b), if any. The container's
+// ID is the last argument (runc run and create).
 func adjustBundle(args []string) error {
 	for i, arg := range args {
 		if (arg == "--bundle" || arg == "-b") && i+1 < len(args) {
-			return adjustSpec(filepath.Join(args[i+1], "config.json"))
+			return adjustSpec(filepath.Join(args[i+1], "config.json"), args[len(args)-1])
 		}
 	}
 	return nil
 }
 
-func adjustSpec(path string) error {
+func adjustSpec(path, id string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -60,7 +61,7 @@ func adjustSpec(path string) error {
 	if err != nil {
 		return err
 	}
-	moved, err := cgroupUnderVM(spec)
+	moved, err := cgroupUnderVM(spec, id)
 	if err != nil {
 		return err
 	}
@@ -96,11 +97,19 @@ func capOpenFiles(spec map[string]any) (bool, error) {
 	return changed, nil
 }
 
-func cgroupUnderVM(spec map[string]any) (bool, error) {
+// cgroupUnderVM puts a relative cgroup path, or none (runc then takes the container's ID: bpm 0.12.2 sets none),
+// under the VM's cgroup.
+func cgroupUnderVM(spec map[string]any, id string) (bool, error) {
 	linux, _ := spec["linux"].(map[string]any)
-	path, _ := linux["cgroupsPath"].(string)
-	if path == "" || strings.HasPrefix(path, "/") {
+	if linux == nil {
 		return false, nil
+	}
+	path, _ := linux["cgroupsPath"].(string)
+	if strings.HasPrefix(path, "/") {
+		return false, nil
+	}
+	if path == "" {
+		path = id
 	}
 	vm, err := ownCgroup()
 	if err != nil {
