@@ -168,6 +168,15 @@ func (a *Agent) PID(name string) int {
 	return 0
 }
 
+// Processes names every process that the jobs' monit files check, in job order.
+func (a *Agent) Processes() []string {
+	var names []string
+	for _, p := range a.processes() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
 func (a *Agent) processes() []monit.Process {
 	a.mu.Lock()
 	defer a.mu.Unlock()
