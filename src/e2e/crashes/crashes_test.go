@@ -165,11 +165,15 @@ func watch(w *worker.Worker, d time.Duration) seen {
 }
 
 func (s seen) launcherTimes(start time.Time) string {
-	var at []string
+	var after []time.Duration
 	for _, t := range s.launchers {
-		at = append(at, fmt.Sprintf("%.0f s", t.Sub(start).Seconds()))
+		after = append(after, t.Sub(start))
 	}
-	slices.Sort(at)
+	slices.Sort(after)
+	var at []string
+	for _, d := range after {
+		at = append(at, fmt.Sprintf("%.0f s", d.Seconds()))
+	}
 	return "from " + strings.Join(at, ", ")
 }
 
