@@ -1,11 +1,12 @@
-// Package agent plays the BOSH agent, and monit under it, on one simulated VM: it lays out the jobs and
-// packages that the director sends as the agent does, runs the jobs' lifecycle in BOSH's order (drain, stop,
-// pre-start, start, wait for running, post-start), starts and stops processes with exactly the programs
-// that their monit files name, keeps /var/vcap/instance/health.json true to them, and writes the DNS records
-// that the director pushes (sync_dns).
+// Package agent plays the BOSH agent on one simulated VM, beside the stemcell's monit that it runs there: it
+// lays out the jobs and packages that the director sends as the agent does, runs the jobs' lifecycle in BOSH's
+// order (drain, stop, pre-start, start, wait for running, post-start) by driving monit as bosh-agent's job
+// supervisor does, writes /var/vcap/instance/health.json from monit's view on the agent's heartbeat, and
+// writes the DNS records that the director pushes (sync_dns).
 package agent
 
 import (
+	"os/exec"
 	"sync"
 	"time"
 
@@ -24,7 +25,10 @@ type Job struct {
 	RenderedOnly bool
 }
 
-// Agent is the agent and monit of one VM.
+// HeartbeatInterval is how often bosh-agent sends its heartbeat, and writes health.json with it.
+const HeartbeatInterval = 30 * time.Second
+
+// Agent is the agent of one VM, and the monit daemon it runs there.
 type Agent struct {
 	VM *vm.VM
 	// Packages maps a package name to its compiled directory on the host.
@@ -35,7 +39,12 @@ type Agent struct {
 
 	mu     sync.Mutex
 	jobs   []installed
-	health chan struct{} // closed to stop keeping health.json
+	monit  *monit.Client
+	daemon *exec.Cmd     // the monit daemon, while it runs
+	exited chan struct{} // closed when daemon has exited
+	health []Health
+	off    bool          // powered off: no agent runs to send heartbeats
+	halt   chan struct{} // closed to stop the heartbeat
 }
 
 type installed struct {
@@ -43,22 +52,38 @@ type installed struct {
 	procs []monit.Process
 }
 
-// New is the agent of v; it keeps health.json up to date until Halt.
-func New(v *vm.VM, packages map[string]string, logf func(string, ...any)) *Agent {
-	a := &Agent{VM: v, Packages: packages, Logf: logf, health: make(chan struct{})}
-	go a.keepHealth(time.Second)
-	return a
+// New is the agent of v, on a VM whose stemcell has the monit that monitDir holds (scripts/build-monit:
+// bin/monit, etc/monitrc). It boots the VM's monit, and sends heartbeats until Halt.
+func New(v *vm.VM, packages map[string]string, monitDir string, logf func(string, ...any)) (*Agent, error) {
+	a := &Agent{VM: v, Packages: packages, Logf: logf, halt: make(chan struct{})}
+	if err := a.layOutStemcell(monitDir); err != nil {
+		return nil, err
+	}
+	if err := a.Boot(); err != nil {
+		return nil, err
+	}
+	go a.heartbeat(HeartbeatInterval)
+	return a, nil
 }
 
-// Halt stops keeping health.json (the VM is going away).
+// Halt stops the heartbeat (the VM is going away); its processes go with the VM.
 func (a *Agent) Halt() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	select {
-	case <-a.health:
+	case <-a.halt:
 	default:
-		close(a.health)
+		close(a.halt)
 	}
+}
+
+// PowerOff cuts the VM's power (vm.VM.PowerOff: monit and every process killed, volatile state gone); the
+// agent sends no heartbeat until Boot.
+func (a *Agent) PowerOff() error {
+	a.mu.Lock()
+	a.off = true
+	a.mu.Unlock()
+	return a.VM.PowerOff()
 }
 
 // Jobs names the installed jobs, in order.

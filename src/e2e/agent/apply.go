@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -15,17 +16,18 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
 )
 
-// Apply lays jobs out as the agent does on apply: each job's files under /var/vcap/data/jobs/<job>/<hash>
-// (group vcap, so that the job's user can read them), linked from /var/vcap/jobs/<job>; its monit file as
-// /var/vcap/monit/job/<NNNN>_<job>.monitrc; each package under /var/vcap/data/packages/<name>/<hash>,
-// linked from /var/vcap/packages/<name> and from the job's packages/<name>. Jobs that are no longer sent are
-// unlinked. Of a job sent RenderedOnly, only the packages the agent has. Nothing is started.
+// Apply lays jobs out as the agent does on apply: monit's job files go, each job's files under
+// /var/vcap/data/jobs/<job>/<hash> (group vcap, so that the job's user can read them), linked from
+// /var/vcap/jobs/<job>; each package under /var/vcap/data/packages/<name>/<hash>, linked from
+// /var/vcap/packages/<name> and from the job's packages/<name>. Jobs that are no longer sent are unlinked. Of a
+// job sent RenderedOnly, only the packages the agent has. Then monit reloads (it has no job to watch until the
+// start configures them). Nothing is started.
 func (a *Agent) Apply(jobs []Job) error {
 	var next []installed
-	if err := a.clearLinks("/var/vcap/jobs", "/var/vcap/monit/job"); err != nil {
+	if err := a.clearLinks("/var/vcap/jobs", monitJobDir); err != nil {
 		return err
 	}
-	for i, job := range jobs {
+	for _, job := range jobs {
 		if job.RenderedOnly {
 			if err := a.installPackages(job); err != nil {
 				return err
@@ -36,7 +38,7 @@ func (a *Agent) Apply(jobs []Job) error {
 		if err != nil {
 			return bosherr.WrapErrorf(err, "Reading the monit file of job %s", job.Name)
 		}
-		if err := a.installJob(i, job); err != nil {
+		if err := a.installJob(job); err != nil {
 			return err
 		}
 		if err := a.installPackages(job); err != nil {
@@ -47,7 +49,7 @@ func (a *Agent) Apply(jobs []Job) error {
 	a.mu.Lock()
 	a.jobs = next
 	a.mu.Unlock()
-	return nil
+	return a.reload()
 }
 
 // jobDir is where the agent lays job out, which /var/vcap/jobs/<job> links to.
@@ -55,7 +57,7 @@ func jobDir(job Job) string {
 	return fmt.Sprintf("/var/vcap/data/jobs/%s/%s", job.Name, filesHash(job.Files))
 }
 
-func (a *Agent) installJob(order int, job Job) error {
+func (a *Agent) installJob(job Job) error {
 	dir := jobDir(job)
 	if err := (jobrender.Rendered{Files: job.Files}).WriteTo(a.VM.Path(dir)); err != nil {
 		return bosherr.WrapErrorf(err, "Writing job %s on %s", job.Name, a.VM.Name)
@@ -63,14 +65,7 @@ func (a *Agent) installJob(order int, job Job) error {
 	if out, err := exec.Command("chown", "-R", "root:vcap", a.VM.Path(filepath.Dir(dir))).CombinedOutput(); err != nil {
 		return bosherr.WrapErrorf(err, "Giving job %s on %s to group vcap: %s", job.Name, a.VM.Name, strings.TrimSpace(string(out)))
 	}
-	if err := a.link(dir, "/var/vcap/jobs/"+job.Name); err != nil {
-		return err
-	}
-	monitrc := fmt.Sprintf("/var/vcap/monit/job/%04d_%s.monitrc", order, job.Name)
-	if err := os.WriteFile(a.VM.Path(monitrc), job.Files[jobrender.MonitPath], 0o600); err != nil {
-		return bosherr.WrapErrorf(err, "Writing %s", monitrc)
-	}
-	return nil
+	return a.link(dir, "/var/vcap/jobs/"+job.Name)
 }
 
 // installPackages installs the packages job names and links each from the job's packages/<name>, as the agent
@@ -99,6 +94,32 @@ func (a *Agent) installPackages(job Job) error {
 		return a.link(dir, "/var/vcap/jobs/"+job.Name)
 	}
 	return nil
+}
+
+// configureJobs gives monit every job's monit file, as the agent does before a start: the last job as
+// /var/vcap/monit/job/0000_<job>.monitrc, the first with the highest number (monit lists a group's services
+// in the reverse order of its files, so the agent starts them in job order); then monit reloads.
+func (a *Agent) configureJobs() error {
+	a.mu.Lock()
+	jobs := append([]installed(nil), a.jobs...)
+	a.mu.Unlock()
+	for i := range jobs {
+		job := jobs[len(jobs)-1-i]
+		path := fmt.Sprintf("%s/%04d_%s.monitrc", monitJobDir, i, job.Name)
+		if err := os.WriteFile(a.VM.Path(path), withShim(job.Files[jobrender.MonitPath], a.VM.BashEnv()), 0o600); err != nil {
+			return bosherr.WrapErrorf(err, "Writing %s", path)
+		}
+	}
+	return a.reload()
+}
+
+// program is where a monit file names a start or stop program.
+var program = regexp.MustCompile(`((?:start|stop)\s+program\s*=?\s*")`)
+
+// withShim has every start and stop program of a monit file read the VM's ulimit shim (vm.VM.BashEnv): monit
+// empties the environment of what it runs, and bash reads the shim from BASH_ENV only.
+func withShim(monitFile []byte, shim string) []byte {
+	return program.ReplaceAll(monitFile, []byte("${1}/usr/bin/env BASH_ENV="+shim+" "))
 }
 
 // installPackage copies a compiled package onto the VM as hard links (cheap, and real files, which bpm's

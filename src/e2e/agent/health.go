@@ -3,7 +3,6 @@ package agent
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -15,24 +14,55 @@ const healthFile = "/var/vcap/instance/health.json"
 // recordsFile is where the agent puts the DNS records of the deployment that the director pushes.
 const recordsFile = "/var/vcap/instance/dns/records.json"
 
-// keepHealth writes health.json whenever the instance's state changes: running when every process monit
-// checks runs, failing otherwise. The real agent writes it on its heartbeat; every interval here.
-func (a *Agent) keepHealth(interval time.Duration) {
-	last := ""
+// Health is one write of health.json.
+type Health struct {
+	At    time.Time
+	State string
+}
+
+// heartbeat writes health.json from monit's view every interval, as the agent does with each heartbeat.
+func (a *Agent) heartbeat(interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
 	for {
-		state := "running"
-		if len(a.NotRunning()) > 0 {
-			state = "failing"
-		}
-		if state != last && writeAtomically(a.VM.Path(healthFile), []byte(`{"state":"`+state+`"}`)) == nil {
-			last = state
-		}
 		select {
-		case <-a.health:
+		case <-a.halt:
 			return
-		case <-time.After(interval):
+		case <-tick.C:
+			a.mu.Lock()
+			off := a.off
+			a.mu.Unlock()
+			if !off {
+				a.recordHealth()
+			}
 		}
 	}
+}
+
+// recordHealth writes the instance's state into health.json, as the agent does on each heartbeat and after
+// it starts, stops or unmonitors the jobs.
+func (a *Agent) recordHealth() {
+	state := a.Status()
+	if err := writeAtomically(a.VM.Path(healthFile), []byte(`{"state":"`+state+`"}`)); err != nil {
+		a.logf("writing health.json: %v", err)
+		return
+	}
+	a.mu.Lock()
+	a.health = append(a.health, Health{At: time.Now(), State: state})
+	a.mu.Unlock()
+}
+
+// HealthSince lists the writes of health.json since t.
+func (a *Agent) HealthSince(t time.Time) []Health {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var since []Health
+	for _, h := range a.health {
+		if !h.At.Before(t) {
+			since = append(since, h)
+		}
+	}
+	return since
 }
 
 // SyncDNS writes the records the director pushes, as its sync_dns does; bosh-dns picks them up by itself.
@@ -53,5 +83,3 @@ func writeAtomically(path string, content []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
-
-func killGroup(pgid int) error { return syscall.Kill(-pgid, syscall.SIGKILL) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,9 +16,6 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/monit"
 )
-
-// programTimeout is how long monit lets a start or stop program run (its default).
-const programTimeout = 30 * time.Second
 
 // StepError is a lifecycle step that failed, with what the job's script printed: what `bosh deploy` reports.
 type StepError struct {
@@ -74,8 +70,8 @@ type jobState struct {
 	PersistentDisk int `json:"persistent_disk"`
 }
 
-// Drain runs each job's bin/drain, as before any stop, with the arguments and states the agent gives it for
-// kind, and waits the seconds it asks for.
+// Drain has monit stop watching the jobs, then runs each job's bin/drain, as before any stop, with the
+// arguments and states the agent gives it for kind, and waits the seconds it asks for.
 func (a *Agent) Drain(kind DrainKind) error {
 	args := []string{"job_changed", "hash_changed"}
 	next := jobState{PersistentDisk: a.PersistentDisk}
@@ -88,6 +84,9 @@ func (a *Agent) Drain(kind DrainKind) error {
 	now, _ := json.Marshal(jobState{PersistentDisk: a.PersistentDisk})
 	after, _ := json.Marshal(next)
 	env := []string{"BOSH_JOB_STATE=" + string(now), "BOSH_JOB_NEXT_STATE=" + string(after)}
+	if err := a.unmonitor(); err != nil {
+		return bosherr.WrapError(err, "Unmonitoring services")
+	}
 	return a.eachScript("drain", false, env, func(job, out string) error {
 		seconds, err := strconv.Atoi(strings.TrimSpace(out))
 		if err != nil || seconds < 0 {
@@ -104,75 +103,62 @@ func (a *Agent) PreStart() error { return a.eachScript("pre-start", true, nil, n
 // PostStart runs every job's bin/post-start, all at once as the agent does, once every process runs.
 func (a *Agent) PostStart() error { return a.eachScript("post-start", true, nil, nil) }
 
-// Stop runs every process's monit stop program and waits until the processes are gone.
+// Stop is the agent's stop: monit stops every job's processes, each with its stop program and monit's
+// timeout, and the agent waits until monit watches none of them.
 func (a *Agent) Stop() error {
-	for _, p := range a.processes() {
-		if monit.PID(a.VM.Path(p.PIDFile)) == 0 {
-			continue
-		}
-		if err := a.program("stop", p); err != nil {
-			return err
-		}
+	if err := a.stopAndWait(); err != nil {
+		return &StepError{Step: "stop", Job: strings.Join(a.Jobs(), ", "), Err: err}
 	}
 	return nil
 }
 
-// Start runs every process's monit start program, in job order, and waits until all of them run: it looks
-// after watch.Min, then until watch.Max. It is also what a VM's boot does (monit starts the jobs; no pre-start
-// runs then).
+// Start is the agent's start, then the director's watch: monit gets the jobs' monit files and reloads, monit
+// starts every process in job order, and the director looks at the instance after watch.Min, then every
+// second until it is running or watch.Max has passed.
 func (a *Agent) Start(watch Watch) error {
-	if err := a.startDown(); err != nil {
-		return err
+	if err := a.configureJobs(); err != nil {
+		return &StepError{Step: "start", Job: strings.Join(a.Jobs(), ", "), Err: err}
 	}
-	deadline := time.Now().Add(watch.Max)
+	if err := a.startServices(); err != nil {
+		return &StepError{Step: "start", Job: strings.Join(a.Jobs(), ", "), Err: err}
+	}
 	time.Sleep(watch.Min)
-	nextCycle := time.Now().Add(monitCycle)
+	return a.AwaitRunning(watch.Max - watch.Min)
+}
+
+// AwaitRunning waits until the agent reports the instance running, at most timeout, as the director waits
+// after a start; after a boot, monit starts the jobs by itself.
+func (a *Agent) AwaitRunning(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
-		down := a.NotRunning()
-		if len(down) == 0 {
+		state := a.Status()
+		if state == "running" {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return &StepError{Step: "start", Job: strings.Join(down, ", "), Err: bosherr.Errorf("not running after %s", watch.Max)}
-		}
-		if time.Now().After(nextCycle) { // monit starts what is not running on each of its cycles
-			if err := a.startDown(); err != nil {
-				return err
-			}
-			nextCycle = time.Now().Add(monitCycle)
+			return &StepError{Step: "start", Job: strings.Join(a.NotRunning(), ", "),
+				Err: bosherr.Errorf("%s, not running, after %s", state, timeout)}
 		}
 		time.Sleep(time.Second)
 	}
 }
 
-// monitCycle is how often the stemcell's monit looks at its processes (its monitrc: set daemon 10).
-const monitCycle = 10 * time.Second
-
-// startDown runs the start program of every process that is not running.
-func (a *Agent) startDown() error {
-	for _, p := range a.processes() {
-		if monit.PID(a.VM.Path(p.PIDFile)) != 0 {
-			continue
-		}
-		if err := a.program("start", p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// NotRunning names the processes that monit would not call running.
+// NotRunning names the processes that monit does not call running, with what monit says of each.
 func (a *Agent) NotRunning() []string {
+	services, err := a.services()
+	if err != nil {
+		return []string{err.Error()}
+	}
 	var down []string
-	for _, p := range a.processes() {
-		if monit.PID(a.VM.Path(p.PIDFile)) == 0 {
-			down = append(down, p.Name)
+	for _, s := range services {
+		if s.State() != "running" {
+			down = append(down, fmt.Sprintf("%s (%s: %s)", s.Name, s.State(), s.Message))
 		}
 	}
 	return down
 }
 
-// PID is the process ID of the monit process name (0 when it is not running).
+// PID is the process ID of the monit process name, from its pidfile as monit reads it (0 when it is not running).
 func (a *Agent) PID(name string) int {
 	for _, p := range a.processes() {
 		if p.Name == name {
@@ -180,6 +166,15 @@ func (a *Agent) PID(name string) int {
 		}
 	}
 	return 0
+}
+
+// Processes names every process that the jobs' monit files check, in job order.
+func (a *Agent) Processes() []string {
+	var names []string
+	for _, p := range a.processes() {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 func (a *Agent) processes() []monit.Process {
@@ -190,35 +185,6 @@ func (a *Agent) processes() []monit.Process {
 		procs = append(procs, j.procs...)
 	}
 	return procs
-}
-
-// program runs p's start or stop program on the VM as monit does: as root, no shell. A stop program may take
-// up to programTimeout; a start program is left to run, as monit spawns it and then only watches the pidfile
-// (kubo's control scripts, for one, stay in the foreground with their process).
-func (a *Agent) program(which string, p monit.Process) error {
-	args := p.Stop
-	if which == "start" {
-		args = p.Start
-	}
-	a.logf("monit %s %s: %s", which, p.Name, strings.Join(args, " "))
-	cmd := a.VM.Command(args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if which == "start" {
-		if err := cmd.Start(); err != nil {
-			return &StepError{Step: which, Job: p.Name, Err: err}
-		}
-		go func() {
-			if err := cmd.Wait(); err != nil {
-				a.logf("monit start %s: %v: %s", p.Name, err, strings.TrimSpace(out.String()))
-			}
-		}()
-		return nil
-	}
-	if err := runWithin(cmd, programTimeout); err != nil {
-		return &StepError{Step: which, Job: p.Name, Output: out.String(), Err: err}
-	}
-	return nil
 }
 
 // eachScript runs bin/<script> of every job that has one (all at once when parallel), logging its output
@@ -284,49 +250,53 @@ func (a *Agent) script(job, script string, env, args []string) (string, error) {
 	return out.String(), err
 }
 
-// runWithin runs cmd and kills its process group when it takes longer than timeout.
-func runWithin(cmd *exec.Cmd, timeout time.Duration) error {
-	if err := cmd.Start(); err != nil {
+// StopProcess is `monit stop <name>`: monit runs the process's stop program and stops watching it; it returns
+// once monit has.
+func (a *Agent) StopProcess(name string) error {
+	if err := a.client().Stop(name); err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(timeout):
-		_ = killGroup(cmd.Process.Pid)
-		<-done
-		return bosherr.Errorf("timed out after %s", timeout)
+	deadline := time.Now().Add(stopTimeout)
+	for {
+		st, err := a.monitStatus()
+		if err != nil {
+			return err
+		}
+		for _, s := range st.Services {
+			if s.Name == name && s.Monitor == 0 && s.Pending == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return &StepError{Step: "stop", Job: name, Err: bosherr.Errorf("still watched after %s", stopTimeout)}
+		}
+		time.Sleep(stopPoll)
 	}
 }
 
-// StopProcess and StartProcess are `monit stop <name>` and `monit start <name>`: the process's own program,
-// nothing else of the job.
-func (a *Agent) StopProcess(name string) error { return a.processProgram("stop", name) }
-
-// StartProcess: see StopProcess.
-func (a *Agent) StartProcess(name string) error { return a.processProgram("start", name) }
-
-func (a *Agent) processProgram(which, name string) error {
+// StartProcess is `monit start <name>`: monit runs the process's start program and watches it again; it returns
+// once the process's pidfile names a live process.
+func (a *Agent) StartProcess(name string) error {
 	for _, p := range a.processes() {
-		if p.Name != name {
-			continue
+		if p.Name == name {
+			if err := a.client().Start(name); err != nil {
+				return err
+			}
+			return a.awaitPID(p)
 		}
-		if err := a.program(which, p); err != nil || which != "start" {
-			return err
-		}
-		return a.awaitPID(p)
 	}
 	return bosherr.Errorf("No process '%s' on %s", name, a.VM.Name)
 }
 
+// programTimeout is how long monit lets a start or stop program run (its default).
+const programTimeout = 30 * time.Second
+
 // awaitPID waits until p's pidfile names a live process, as `monit start` reports it started.
 func (a *Agent) awaitPID(p monit.Process) error {
-	deadline := time.Now().Add(programTimeout)
+	deadline := time.Now().Add(2 * programTimeout) // monit acts on its next cycle, then the program runs
 	for monit.PID(a.VM.Path(p.PIDFile)) == 0 {
 		if time.Now().After(deadline) {
-			return &StepError{Step: "start", Job: p.Name, Err: bosherr.Errorf("no process after %s", programTimeout)}
+			return &StepError{Step: "start", Job: p.Name, Err: bosherr.Errorf("no process after %s", 2*programTimeout)}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

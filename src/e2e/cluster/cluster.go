@@ -56,7 +56,8 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-func (cfg Config) bosh() string { return filepath.Join(cfg.Cache, "bin", "bosh") }
+func (cfg Config) bosh() string  { return filepath.Join(cfg.Cache, "bin", "bosh") }
+func (cfg Config) monit() string { return filepath.Join(cfg.Cache, "monit-5.2.5") }
 
 // directorLib is bosh-common's lib directory, the director's template code (scripts/build-thirdparty).
 func (cfg Config) directorLib() string {
@@ -186,6 +187,7 @@ func (cfg Config) check() error {
 		"bpm package (Cache, build-thirdparty)":      filepath.Join(cfg.bpmRelease(), "compiled", "bpm", "bin", "bpm"),
 		"bosh-dns package (Cache, build-thirdparty)": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns", "bin", "bosh-dns"),
 		"CNI plugins (Cache, scripts/build-cni*)":    filepath.Join(cfg.cniPackage(), "bin", "flannel"),
+		"stemcell's monit (Cache, build-monit)":      filepath.Join(cfg.monit(), "bin", "monit"),
 		"flanneld job (Repo)":                        filepath.Join(cfg.Repo, "jobs", "flanneld", "spec"),
 		"kubo's jobs (Cache, build-thirdparty)":      filepath.Join(cfg.releases()["kubo"].Jobs, "flanneld", "spec"),
 		"the director's template code (Cache)":       filepath.Join(cfg.directorLib(), "bosh", "common", "template", "evaluation_context.rb"),

@@ -234,7 +234,11 @@ func (c *Cluster) bootVM(group string, index int, addr netip.Addr) (*vm.VM, *age
 	if err != nil {
 		return nil, nil, err
 	}
-	a := agent.New(v, c.packages, c.Logf)
+	a, err := agent.New(v, c.packages, c.cfg.monit(), c.Logf)
+	if err != nil {
+		_ = v.Destroy()
+		return nil, nil, err
+	}
 	if g, ok := c.release.Placed.Group(group); ok && g.PersistentDisk {
 		// The persistent disk, as the agent mounts it; bpm refuses a job that wants it when it is missing.
 		if err := os.MkdirAll(v.Path("/var/vcap/store"), 0o755); err != nil {

@@ -15,16 +15,20 @@ import (
 )
 
 // RebootWorker power-cycles w: every process killed, its volatile state gone (vm.PowerOff: its pods' sandboxes
-// and veths, cni0 too), then the boot, where monit runs each job's start program and nothing else (no
-// pre-start). Once subnet.env is back, kubelet's part: each dead pod is deleted through CNI and made again.
+// and veths, cni0 too), then the boot, where the agent starts monit, which runs each job's start program and
+// nothing else (no pre-start). Once every process runs, kubelet's part: each dead pod is deleted through CNI
+// and made again.
 func (c *Cluster) RebootWorker(w *worker.Worker) error {
 	c.Logf("%s: power off", w.Name)
-	if err := w.PowerOff(); err != nil {
+	if err := w.Agent.PowerOff(); err != nil {
 		return err
 	}
 	c.Logf("%s: boot (monit starts the jobs)", w.Name)
+	if err := w.Agent.Boot(); err != nil {
+		return err
+	}
 	// No director watches a boot: it is looked at at once, until the longest watch time.
-	if err := w.Agent.Start(agent.Watch{Max: c.update.UpdateWatch.Max}); err != nil {
+	if err := w.Agent.AwaitRunning(c.update.UpdateWatch.Max); err != nil {
 		return err
 	}
 	return c.RestartPods(w)

@@ -221,9 +221,9 @@ func (c *Cluster) LogTails(n int) string {
 	for _, name := range names {
 		v := c.agents[name].VM
 		logs, _ := filepath.Glob(v.Path("/var/vcap/sys/log/*/*.log"))
-		for _, log := range logs {
+		for _, log := range append(logs, v.Path("/var/vcap/monit/monit.log")) {
 			if info, err := os.Stat(log); err == nil && info.Size() > 0 {
-				rel, _ := filepath.Rel(v.Path("/var/vcap/sys/log"), log)
+				rel, _ := filepath.Rel(v.Path("/var/vcap"), log)
 				fmt.Fprintf(&b, "--- %s %s:\n%s\n", name, rel, LogTail(log, n))
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/pods"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
@@ -123,4 +124,16 @@ func ExpectNoLoss(witness *pods.Prober, start time.Time) {
 func Figure(text string) {
 	GinkgoWriter.Println(text)
 	AddReportEntry(text, ReportEntryVisibilityAlways)
+}
+
+// HealthLine lists the writes of a VM's health.json, each with its time from start.
+func HealthLine(writes []agent.Health, start time.Time) string {
+	var parts []string
+	for _, h := range writes {
+		parts = append(parts, fmt.Sprintf("%s at %.0f s", h.State, h.At.Sub(start).Seconds()))
+	}
+	if len(parts) == 0 {
+		return "not written"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -42,14 +42,16 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 		info, err := os.Stat(log)
 		Expect(err).NotTo(HaveOccurred())
 
-		carrier := failover(c, "black-hole", c.BlackHole, reconnect(c))
+		carrier := failover(c, "black-hole", c.BlackHole, reconnect(c), true)
 		logged := logSince(log, info.Size())
 		Expect(logged).To(ContainSubstring("Peer %s missed", carrier.Address), "the Reaper did not act on %s", carrier.Name)
 		Expect(logged).NotTo(ContainSubstring("Tuned keepalive"), "the tuner acted although bpm's seccomp profile refuses pidfd_getfd")
 	})
 
 	It("routes a new worker's subnet soon after the member carrying worker-0's watch is killed", func() {
-		failover(c, "sigkill", (*master.Member).Kill, c.RestartMember)
+		// monit starts etcd again on its next cycle (10 s at most): the member leaves the alias only when a
+		// heartbeat (every 30 s) wrote its VM's health meanwhile and bosh-dns checked it before the next one.
+		failover(c, "sigkill", (*master.Member).Kill, c.RestartMember, false)
 	})
 })
 
@@ -91,8 +93,8 @@ func logSince(path string, offset int64) string {
 // failover finds the member carrying worker-0's watch, prepares a new worker, applies fault to the member,
 // starts the worker and measures when worker-0 routes its subnet, then heals the member. Probes among the
 // workers that were there before must lose nothing, and every one of them keeps its flanneld and its subnet.
-// Returns the faulted member.
-func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) error) *master.Member {
+// With mustLeave, bosh-dns on worker-0 must leave the member out of the alias meanwhile. Returns the faulted member.
+func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) error, mustLeave bool) *master.Member {
 	before := clustertest.Snapshot(c)
 	observer := c.Workers()[0]
 	witness := clustertest.StartWitness(c, c.Workers())
@@ -110,7 +112,10 @@ func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) 
 		name, f.Routed.Seconds(), carrier.Name, f.Dropped.Seconds(), newcomer.Name, f.Leased.Seconds()))
 	left := <-leftAlias
 	clustertest.Figure(fmt.Sprintf("%s: %s left the answer for %s on worker-0 after %.1f s", name, carrier.Name, cluster.Alias, left.Seconds()))
-	Expect(left).To(BeNumerically(">", 0), "bosh-dns on worker-0 still answers %s within %s", carrier.Address, healthBound)
+	clustertest.Figure(fmt.Sprintf("%s: %s's health.json: %s", name, carrier.Name, clustertest.HealthLine(carrier.Agent.HealthSince(start), start)))
+	if mustLeave {
+		Expect(left).To(BeNumerically(">", 0), "bosh-dns on worker-0 still answers %s within %s", carrier.Address, healthBound)
+	}
 	Expect(heal(carrier)).To(Succeed())
 	Eventually(func() ([]string, error) {
 		answer, err := cluster.AliasAnswer(observer)

@@ -128,7 +128,7 @@ func (m *Member) Resume() error {
 }
 
 // Kill sends SIGKILL to etcd, as a crash would (the kernel resets its clients' connections), and waits until
-// the process is gone. Its data stays for Resume; nothing restarts it here.
+// the process is gone. Its data stays; monit starts it again on its next cycle.
 func (m *Member) Kill() error {
 	pid := m.Agent.PID(Process)
 	if pid == 0 {

@@ -21,8 +21,9 @@ import (
 )
 
 // privateDirs are the VM's own; the host keeps empty mount points for them. /var/lib/cni is where the CNI
-// plugins and the container runtime keep their state (addresses handed out, results), on the VM's disk.
-var privateDirs = []string{"/run", "/var/vcap", "/var/lib/cni"}
+// plugins and the container runtime keep their state (addresses handed out, results), on the VM's disk; /root
+// is root's home, where monit keeps its state and id files, which a reboot keeps.
+var privateDirs = []string{"/run", "/var/vcap", "/var/lib/cni", "/root"}
 
 // volatileDirs are tmpfs on a stemcell (/var/vcap/sys is /var/vcap/data/sys, whose run/ the agent mounts as
 // tmpfs): a reboot empties them.
@@ -92,7 +93,10 @@ func (v *VM) layOut() error {
 			return bosherr.WrapErrorf(err, "Creating mount point %s", p)
 		}
 	}
-	if err := os.WriteFile(v.bashEnv(), []byte(ulimitShim), 0o644); err != nil {
+	if err := os.Chmod(v.Path("/root"), 0o700); err != nil {
+		return bosherr.WrapErrorf(err, "Closing root's home on VM %s", v.Name)
+	}
+	if err := os.WriteFile(v.BashEnv(), []byte(ulimitShim), 0o644); err != nil {
 		return bosherr.WrapErrorf(err, "Writing the ulimit shim of VM %s", v.Name)
 	}
 	resolv := "nameserver " + Resolver + "\n"
@@ -120,7 +124,7 @@ for dir in ` + strings.Join(privateDirs, " ") + `; do mount --bind "$root$dir" "
 }
 
 // bashEnv is the ulimit shim's file: beside the VM's disk, at the same path inside the VM as on the host.
-func (v *VM) bashEnv() string { return filepath.Join(v.Root, "bash_env") }
+func (v *VM) BashEnv() string { return filepath.Join(v.Root, "bash_env") }
 
 // Path is where the VM's path p lives on the host (for /etc: only what the VM wrote itself).
 func (v *VM) Path(p string) string { return filepath.Join(v.Root, p) }
@@ -129,7 +133,7 @@ func (v *VM) Path(p string) string { return filepath.Join(v.Root, p) }
 func (v *VM) Command(args ...string) *exec.Cmd {
 	full := append([]string{"--mount=" + v.mountNS, "--net=/run/netns/" + v.Namespace, "--"}, args...)
 	cmd := exec.Command("nsenter", full...)
-	cmd.Env = append(os.Environ(), "BASH_ENV="+v.bashEnv())
+	cmd.Env = append(os.Environ(), "BASH_ENV="+v.BashEnv())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: v.cgroup.fd()}
 	return cmd
 }
