@@ -208,6 +208,41 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			}),
 		)
 
+		// placeholder runs the script's lines that leave bpm an empty pidfile, with a bpm that says whether
+		// flanneld runs and the pidfile moved into a temporary directory.
+		placeholder := func(pidfile string, flanneldRuns bool) (string, error) {
+			const bpmPidfile = "/var/vcap/sys/run/bpm/flanneld/flanneld.pid"
+			block := regexp.MustCompile(`(?ms)^bpm_pidfile=.*?^fi\n`).FindString(script)
+			Expect(block).To(ContainSubstring(bpmPidfile))
+			bpm := filepath.Join(GinkgoT().TempDir(), "bpm")
+			Expect(os.WriteFile(bpm, []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", map[bool]int{true: 0, false: 1}[flanneldRuns])), 0o755)).To(Succeed())
+			block = strings.ReplaceAll(strings.ReplaceAll(block, "/var/vcap/jobs/bpm/bin/bpm", bpm), bpmPidfile, pidfile)
+			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+block).CombinedOutput()
+			return string(out), err
+		}
+
+		// After a reboot bpm 0.12.2 cannot clean up the dead container without its pidfile (it removes it with
+		// os.Remove, which fails on a missing file) and starts nothing.
+		It("leaves bpm an empty pidfile when there is none and flanneld does not run", func() {
+			pidfile := filepath.Join(GinkgoT().TempDir(), "run", "bpm", "flanneld", "flanneld.pid")
+			out, err := placeholder(pidfile, false)
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(os.ReadFile(pidfile)).To(BeEmpty())
+		})
+
+		It("leaves bpm's pidfile alone when there is one, or when flanneld runs", func() {
+			pidfile := filepath.Join(GinkgoT().TempDir(), "flanneld.pid")
+			Expect(os.WriteFile(pidfile, []byte("4242\n"), 0o644)).To(Succeed())
+			out, err := placeholder(pidfile, false)
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(os.ReadFile(pidfile)).To(Equal([]byte("4242\n")))
+
+			missing := filepath.Join(GinkgoT().TempDir(), "none", "flanneld.pid")
+			out, err = placeholder(missing, true)
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(missing).NotTo(BeAnExistingFile())
+		})
+
 		It("leaves the status of a flanneld that still runs", func() {
 			status := filepath.Join(GinkgoT().TempDir(), "status.json")
 			Expect(os.WriteFile(status, []byte(`{"state": "ready"}`), 0o600)).To(Succeed())
