@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/e2e/director"
 	"github.com/flannel-dns/flannel-dns/src/e2e/network"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
@@ -284,7 +284,7 @@ func (c *Cluster) AwaitFlanneld(w *worker.Worker, since time.Time) error {
 		if err == nil && info.ModTime().After(since) && w.FlanneldPID() != 0 {
 			return nil
 		}
-		if !Running(launcher) {
+		if !procstats.Running(launcher) {
 			return bosherr.Errorf("The launcher on %s exited before flanneld started; see %s", w.Name, w.Path(LauncherLog))
 		}
 		if time.Now().After(deadline) {
@@ -309,9 +309,4 @@ func Check(w *worker.Worker, args ...string) (string, int, error) {
 		return "", 0, bosherr.WrapErrorf(err, "Running %s on %s", checkScript, w.Name)
 	}
 	return string(out) + stderr.String(), 0, nil
-}
-
-// Running says whether the process pid is alive: the harness reaps what it started, so one that exited is gone.
-func Running(pid int) bool {
-	return pid != 0 && syscall.Kill(pid, 0) == nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/clustertest"
 	"github.com/flannel-dns/flannel-dns/src/e2e/impostor"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 )
 
 const (
@@ -146,14 +147,14 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 		Eventually(w.LauncherPID).WithTimeout(time.Minute).ShouldNot(BeZero(), "the launcher did not start on %s", w.Name)
 		launcher := w.LauncherPID()
 		for time.Since(launched) < etcdOutage {
-			Expect(cluster.Running(launcher)).To(BeTrue(), "the launcher on %s exited while etcd was unreachable", w.Name)
+			Expect(procstats.Running(launcher)).To(BeTrue(), "the launcher on %s exited while etcd was unreachable", w.Name)
 			Expect(w.FlanneldPID()).To(BeZero(), "flanneld started on %s without etcd", w.Name)
 			time.Sleep(time.Second)
 		}
 		Expect(c.RestoreEtcd()).To(Succeed())
 		end = time.Now()
 		Expect(c.AwaitWorker(w)).To(Succeed())
-		Expect(cluster.Running(launcher)).To(BeTrue())
+		Expect(procstats.Running(launcher)).To(BeTrue())
 		Expect(w.LauncherPID()).To(Equal(launcher))
 
 		log, err := os.ReadFile(w.Path(cluster.LauncherLog))

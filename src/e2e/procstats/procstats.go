@@ -1,6 +1,6 @@
 // Package procstats reads what the benchmarks report of a process and of the host from /proc, through
 // prometheus/procfs: start time, CPU time (in ticks, and the scheduler's own count), resident memory, TCP
-// connections to a port, load average.
+// connections to a port, load average, and whether a process still runs.
 package procstats
 
 import (
@@ -56,6 +56,14 @@ func OnCPU(pid int) (time.Duration, error) {
 		total += time.Duration(sched.RunningNanoseconds)
 	}
 	return total, nil
+}
+
+// Running tells whether pid is a process that has not died: a dead one whose parent has not reaped it yet (a
+// zombie) does not run, and holds no socket or file any more. An orphan's parent is the host's init, which
+// here reaps them only every second or two.
+func Running(pid int) bool {
+	s, err := stat(pid)
+	return err == nil && s.State != "Z" && s.State != "X"
 }
 
 func stat(pid int) (procfs.ProcStat, error) {

@@ -65,6 +65,18 @@ var _ = Describe("procstats", func() {
 		Expect(onCPU).To(BeNumerically("<=", own(after)+2*time.Millisecond))
 	})
 
+	It("tells a running process from a dead one that is not reaped yet", func() {
+		sleep := exec.Command("sleep", "30")
+		Expect(sleep.Start()).To(Succeed())
+		DeferCleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
+		Expect(procstats.Running(sleep.Process.Pid)).To(BeTrue())
+		Expect(sleep.Process.Signal(syscall.SIGKILL)).To(Succeed())
+		Eventually(func() bool { return procstats.Running(sleep.Process.Pid) }).Should(BeFalse())
+		Expect(syscall.Kill(sleep.Process.Pid, 0)).To(Succeed(), "not reaped yet: a zombie")
+		Expect(sleep.Wait()).NotTo(Succeed())
+		Expect(procstats.Running(sleep.Process.Pid)).To(BeFalse())
+	})
+
 	It("fails on a process that is not there", func() {
 		_, err := procstats.Start(0)
 		Expect(err).To(HaveOccurred())
