@@ -15,6 +15,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/clustertest"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
 )
@@ -61,7 +62,11 @@ var _ = Describe("monit on a worker, when flanneld's job crashes", Ordered, func
 		Expect(cutEtcd(w)).To(Succeed())
 		DeferCleanup(func() { _ = uncutEtcd(w) })
 		start := time.Now()
-		Expect(syscall.Kill(w.LauncherPID(), syscall.SIGKILL)).To(Succeed())
+		killed, killedFlanneld := w.LauncherPID(), w.FlanneldPID()
+		Expect(syscall.Kill(killed, syscall.SIGKILL)).To(Succeed())
+		// The kernel takes flanneld down with the container's init a moment later: only what starts after counts.
+		Eventually(func() bool { return procstats.Running(killed) || procstats.Running(killedFlanneld) }).
+			WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(BeFalse())
 		seen := watch(w, deadlineWatch)
 
 		restarts := monitLines(w, offset, `'flanneld' trying to restart`)
@@ -150,12 +155,13 @@ type seen struct {
 func watch(w *worker.Worker, d time.Duration) seen {
 	s := seen{launchers: map[int]time.Time{}}
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		if pid := w.LauncherPID(); pid != 0 {
+		if pid := w.LauncherPID(); pid != 0 && procstats.Running(pid) {
 			if _, ok := s.launchers[pid]; !ok {
 				s.launchers[pid] = time.Now()
 			}
 		}
-		s.flanneld = s.flanneld || w.FlanneldPID() != 0
+		pid := w.FlanneldPID()
+		s.flanneld = s.flanneld || (pid != 0 && procstats.Running(pid))
 		s.monit = appendChange(s.monit, monitSays(w.Agent))
 		if st, err := status.Read(w.Path(statusFile)); err == nil {
 			s.status = appendChange(s.status, shorten(st.String()))
