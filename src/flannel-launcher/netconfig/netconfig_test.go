@@ -282,4 +282,3 @@ func (w writeAfterGet) Get(ctx context.Context, key string, opts ...clientv3.OpO
 	}
 	return resp, err
 }
-
