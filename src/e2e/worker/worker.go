@@ -32,6 +32,10 @@ func (w *Worker) LauncherPID() int { return selfOrChild(w.Agent.PID(Process), "f
 // FlanneldPID is the process ID of flanneld under the launcher, 0 when it does not run.
 func (w *Worker) FlanneldPID() int { return selfOrChild(ChildPID(w.LauncherPID()), "flanneld") }
 
+// FlanneldOf is flanneld's process ID from a bpm pidfile's pid: that process, or its child under bpm 1.1 and
+// later, whose container init sits above the job's process.
+func FlanneldOf(pid int) int { return selfOrChild(pid, "flanneld") }
+
 // selfOrChild is pid when it runs the program called name, else its first child when that one does.
 func selfOrChild(pid int, name string) int {
 	for _, candidate := range []int{pid, ChildPID(pid)} {

@@ -13,7 +13,7 @@ import (
 // routing the new worker's subnet through flannel.1, given up after limit. Then it reconnects the member.
 func failover(c *cluster.Cluster, v variant, limit time.Duration) error {
 	observer := c.Workers()[0]
-	pid, err := startVariant(c, observer, v)
+	pid, err := startVariant(observer, v)
 	if err != nil {
 		return err
 	}
@@ -68,13 +68,13 @@ func leasesReadable(c *cluster.Cluster) error {
 }
 
 // startVariant restarts w's flanneld as v and returns flanneld's process id.
-func startVariant(c *cluster.Cluster, w *worker.Worker, v variant) (int, error) {
+func startVariant(w *worker.Worker, v variant) (int, error) {
 	if v == launcherVariant {
 		_, err := startLauncher(w)
 		return w.FlanneldPID(), err
 	}
-	_, err := startStatic(c, w)
-	return w.PID(staticProcess), err
+	_, err := startStatic(w)
+	return staticPID(w), err
 }
 
 // routedAfter waits up to limit for observer to route newcomer's subnet and says how long after since it did.

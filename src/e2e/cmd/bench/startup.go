@@ -20,10 +20,13 @@ type variant string
 const (
 	launcherVariant variant = "flannel-dns (launcher)"
 	staticVariant   variant = "kubo-v0.21 style (static list)"
-	// staticProcess is the name the kubo-style flanneld runs under on a worker.
-	staticProcess = "flanneld-static"
-	launcherLog   = cluster.LauncherLog
-	flanneldBin   = "/var/vcap/packages/flannel/bin/flanneld"
+	launcherLog             = cluster.LauncherLog
+	flanneldBin             = "/var/vcap/packages/flannel/bin/flanneld"
+	bpmBin                  = "/var/vcap/jobs/bpm/bin/bpm"
+	startProgram            = "/var/vcap/jobs/flanneld/bin/start"
+	// flanneldSubnetFile is where flanneld writes its subnet file; subnet-publisher publishes it as
+	// cluster.SubnetFile.
+	flanneldSubnetFile = "/var/vcap/sys/run/flanneld/subnet.env"
 )
 
 // startup is one start of a worker's job process.
@@ -36,6 +39,7 @@ type startup struct {
 	bpmExec time.Duration // monit's start program (bpm start) run to flanneld's /proc start (launcher restarts only)
 	bpmStop time.Duration // monit's stop program (bpm stop) of the previous run (launcher restarts only)
 	subnet  time.Duration // /proc start time of the job's process to subnet.env's modification time
+	program time.Duration // start program run (bin/start, or bpm start -p static) to flanneld's subnet file (restarts only)
 }
 
 // launcherLine matches the launcher's log lines: "[tag] 2026-12-02T16:00:00.123456789Z INFO - message".
@@ -76,21 +80,17 @@ func firstStart(w *worker.Worker) (startup, error) {
 	return s, err
 }
 
-// startLauncher stops the flanneld job (monit's stop program: bpm stop), removes subnet.env and starts it
-// again with monit's start program (bpm start), as monit does.
+// startLauncher stops whatever flanneld runs on w and runs the job's start program (bin/start, which ends in
+// bpm start), as monit does; the bench keeps monit from watching the job (unwatch), so that the two variants
+// start the same way.
 func startLauncher(w *worker.Worker) (startup, error) {
-	stopStatic(w)
-	stopping := time.Now()
-	if err := w.Agent.StopProcess(worker.Process); err != nil {
+	stopped, err := stopFlanneld(w)
+	if err != nil {
 		return startup{}, err
-	}
-	stopped := time.Since(stopping)
-	if err := os.Remove(w.Path(cluster.SubnetFile)); err != nil && !os.IsNotExist(err) {
-		return startup{}, bosherr.WrapErrorf(err, "Removing subnet.env on %s", w.Name)
 	}
 	offset := fileSize(w.Path(launcherLog))
 	starting := time.Now()
-	if err := w.Agent.StartProcess(worker.Process); err != nil {
+	if _, err := w.VM.Run(startProgram); err != nil {
 		return startup{}, err
 	}
 	if err := waitForSubnet(w); err != nil {
@@ -102,11 +102,42 @@ func startLauncher(w *worker.Worker) (startup, error) {
 	}
 	flanneldStart, err := procstats.Start(w.FlanneldPID())
 	s.bpmExec, s.bpmStop = flanneldStart.Sub(starting), stopped
+	if err != nil {
+		return s, err
+	}
+	s.program, err = subnetWritten(w, flanneldSubnetFile, starting)
 	return s, err
 }
 
-// stopStatic stops a flanneld that startStatic started, if one runs.
-func stopStatic(w *worker.Worker) { w.Stop(staticProcess, 10*time.Second) }
+// unwatch has monit stop the flanneld job and stop watching it, so that it does not start the job again
+// while the bench stops and starts flanneld itself.
+func unwatch(c *cluster.Cluster) error {
+	for _, w := range c.Workers() {
+		if err := w.Agent.StopProcess(worker.Process); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopFlanneld stops the static flanneld and the launcher with bpm stop, and removes flanneld's subnet file and
+// its published copy, so that the next start's file is new. It returns how long the launcher's bpm stop took.
+func stopFlanneld(w *worker.Worker) (time.Duration, error) {
+	if _, err := w.VM.Run(bpmBin, "stop", "flanneld", "-p", staticName); err != nil {
+		return 0, err
+	}
+	stopping := time.Now()
+	if _, err := w.VM.Run(bpmBin, "stop", "flanneld"); err != nil {
+		return 0, err
+	}
+	stopped := time.Since(stopping)
+	for _, file := range []string{flanneldSubnetFile, cluster.SubnetFile} {
+		if err := os.Remove(w.Path(file)); err != nil && !os.IsNotExist(err) {
+			return 0, bosherr.WrapErrorf(err, "Removing %s on %s", file, w.Name)
+		}
+	}
+	return stopped, nil
+}
 
 func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
 	s := startup{worker: w.Name, variant: launcherVariant}
@@ -130,38 +161,7 @@ func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
 		return s, err
 	}
 	s.procExe = flanneldStart.Sub(launcherStart)
-	s.subnet, err = subnetWritten(w, launcherStart)
-	return s, err
-}
-
-// startStatic stops the flanneld job and starts flanneld directly, as root without bpm, with the members'
-// addresses, as kubo-release v0.21's control script does, and the same other flags as the launcher gave it.
-func startStatic(c *cluster.Cluster, w *worker.Worker) (startup, error) {
-	s := startup{worker: w.Name, variant: staticVariant}
-	args, err := staticArgs(c, w)
-	if err != nil {
-		return s, err
-	}
-	if w.Agent.PID(worker.Process) != 0 {
-		if err := w.Agent.StopProcess(worker.Process); err != nil {
-			return s, err
-		}
-	}
-	stopStatic(w)
-	if err := os.Remove(w.Path(cluster.SubnetFile)); err != nil && !os.IsNotExist(err) {
-		return s, bosherr.WrapErrorf(err, "Removing subnet.env on %s", w.Name)
-	}
-	if err := w.VM.Start(staticProcess, nil, append([]string{flanneldBin}, args...)...); err != nil {
-		return s, err
-	}
-	if err := waitForSubnet(w); err != nil {
-		return s, err
-	}
-	start, err := procstats.Start(w.PID(staticProcess))
-	if err != nil {
-		return s, err
-	}
-	s.subnet, err = subnetWritten(w, start)
+	s.subnet, err = subnetWritten(w, cluster.SubnetFile, launcherStart)
 	return s, err
 }
 
@@ -204,11 +204,11 @@ func waitForSubnet(w *worker.Worker) error {
 	}
 }
 
-// subnetWritten is how long after start flanneld wrote subnet.env.
-func subnetWritten(w *worker.Worker, start time.Time) (time.Duration, error) {
-	info, err := os.Stat(w.Path(cluster.SubnetFile))
+// subnetWritten is how long after start file (a subnet file) was written.
+func subnetWritten(w *worker.Worker, file string, start time.Time) (time.Duration, error) {
+	info, err := os.Stat(w.Path(file))
 	if err != nil {
-		return 0, bosherr.WrapErrorf(err, "Reading subnet.env on %s", w.Name)
+		return 0, bosherr.WrapErrorf(err, "Reading %s on %s", file, w.Name)
 	}
 	return info.ModTime().Sub(start), nil
 }
@@ -223,36 +223,64 @@ func fileSize(path string) int64 {
 
 func printStartups(launcher, static []startup) {
 	fmt.Println("\n==> start-up (each sample; restarts find their lease in etcd, the first start does not)")
-	fmt.Printf("%-10s %-32s %-7s %14s %14s %16s\n", "WORKER", "VARIANT", "START", "LOG->EXEC ms", "PROC->EXEC ms", "PROC->SUBNET ms")
+	fmt.Printf("%-10s %-32s %-7s %14s %14s %16s %18s\n", "WORKER", "VARIANT", "START", "LOG->EXEC ms", "PROC->EXEC ms", "PROC->SUBNET ms", "PROGRAM->SUBNET ms")
 	for _, s := range append(slices.Clone(launcher), static...) {
-		kind := "restart"
+		kind, program := "restart", msString(s.program)
 		if s.first {
-			kind = "first"
+			kind, program = "first", "-"
 		}
 		logExec, procExe := "-", "-"
 		if s.variant == launcherVariant {
 			logExec, procExe = msString(s.logExec), msString(s.procExe)
 		}
-		fmt.Printf("%-10s %-32s %-7s %14s %14s %16s\n", s.worker, s.variant, kind, logExec, procExe, msString(s.subnet))
-	}
-	restarts := func(list []startup, f func(startup) time.Duration) string {
-		var ds []time.Duration
-		for _, s := range list {
-			if !s.first {
-				ds = append(ds, f(s))
-			}
+		subnet := "-"
+		if s.subnet != 0 {
+			subnet = msString(s.subnet)
 		}
-		return summary(ds)
+		fmt.Printf("%-10s %-32s %-7s %14s %14s %16s %18s\n", s.worker, s.variant, kind, logExec, procExe, subnet, program)
 	}
 	fmt.Println("\nrestarts, median (min to max):")
 	fmt.Printf("  launcher: log start to flanneld exec %s; /proc start to flanneld start %s; /proc start to subnet.env %s\n",
 		restarts(launcher, func(s startup) time.Duration { return s.logExec }),
 		restarts(launcher, func(s startup) time.Duration { return s.procExe }),
 		restarts(launcher, func(s startup) time.Duration { return s.subnet }))
-	fmt.Printf("  launcher under bpm: bpm start to flanneld start %s; bpm stop %s\n",
+	fmt.Printf("  launcher under bpm: bin/start to flanneld start %s; bpm stop %s\n",
 		restarts(launcher, func(s startup) time.Duration { return s.bpmExec }),
 		restarts(launcher, func(s startup) time.Duration { return s.bpmStop }))
-	fmt.Printf("  static:   /proc start to subnet.env %s\n", restarts(static, func(s startup) time.Duration { return s.subnet }))
+	program := func(s startup) time.Duration { return s.program }
+	fmt.Printf("  start program to flanneld's subnet file: launcher (bin/start) %s; static (bpm start -p %s) %s; ratio of the medians %.2f\n",
+		restarts(launcher, program), staticName, restarts(static, program), ratio(median(launcher, program), median(static, program)))
+}
+
+// restarts summarises f over the samples that are not first starts.
+func restarts(list []startup, f func(startup) time.Duration) string {
+	return summary(durations(list, f))
+}
+
+func durations(list []startup, f func(startup) time.Duration) []time.Duration {
+	var ds []time.Duration
+	for _, s := range list {
+		if !s.first {
+			ds = append(ds, f(s))
+		}
+	}
+	return ds
+}
+
+func median(list []startup, f func(startup) time.Duration) time.Duration {
+	ds := durations(list, f)
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a.Seconds() / b.Seconds()
 }
 
 func summary(ds []time.Duration) string {

@@ -26,7 +26,7 @@ func steadyState(c *cluster.Cluster, v variant, opts options) error {
 		if v == launcherVariant {
 			_, err = startLauncher(w)
 		} else {
-			_, err = startStatic(c, w)
+			_, err = startStatic(w)
 		}
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func printDelta(before, after counts) {
 }
 
 func printMemory(w *worker.Worker, v variant) error {
-	pids := []int{w.PID(staticProcess)}
+	pids := []int{staticPID(w)}
 	if v == launcherVariant {
 		pids = []int{w.LauncherPID(), w.FlanneldPID()}
 	}
