@@ -29,8 +29,8 @@ var _ = AfterSuite(gexec.CleanupBuildArtifacts)
 var _ = Describe("bin/subnet-publisher", func() {
 	const packaged = "/var/vcap/packages/flannel-launcher/bin/subnet-publisher"
 	var (
-		script, dir, publisher, from, to, pidfile string
-		launcher                                  config.Config
+		script, dir, publisher, from, to, pidfile, kept string
+		launcher                                        config.Config
 	)
 
 	ctl := func(args ...string) (string, error) {
@@ -81,6 +81,7 @@ var _ = Describe("bin/subnet-publisher", func() {
 		from = filepath.Join(dir, "flanneld", "subnet.env")
 		to = filepath.Join(dir, "flannel", "subnet.env")
 		pidfile = filepath.Join(dir, "run", "subnet-publisher.pid")
+		kept = filepath.Join(dir, "data", "subnet.env")
 		Expect(os.Mkdir(filepath.Dir(from), 0o750)).To(Succeed())
 		for path, moved := range map[string]string{
 			packaged:                                      publisher,
@@ -88,6 +89,7 @@ var _ = Describe("bin/subnet-publisher", func() {
 			launcher.Flanneld.PublishedSubnetFile:         to,
 			"/var/vcap/sys/run/flanneld-subnet-publisher": filepath.Dir(pidfile),
 			"/var/vcap/sys/log/flanneld-subnet-publisher": filepath.Join(dir, "log"),
+			"/var/vcap/data/flanneld-subnet-publisher":    filepath.Dir(kept),
 		} {
 			Expect(script).To(ContainSubstring(path))
 			script = strings.ReplaceAll(script, path, moved)
@@ -107,6 +109,27 @@ var _ = Describe("bin/subnet-publisher", func() {
 			data, err := os.ReadFile(to)
 			return string(data), err
 		}).Should(Equal(flanneld))
+	})
+
+	It("keeps a copy on the ephemeral disk and restores it after a reboot emptied /run, before flanneld writes", func() {
+		out, err := ctl("start")
+		Expect(err).NotTo(HaveOccurred(), out)
+		flanneld := "FLANNEL_NETWORK=198.18.0.0/15\nFLANNEL_SUBNET=198.18.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n"
+		Expect(os.WriteFile(from, []byte(flanneld), 0o644)).To(Succeed())
+		Eventually(func() ([]byte, error) { return os.ReadFile(kept) }).Should(BeEquivalentTo(flanneld))
+		info, err := os.Stat(filepath.Dir(kept))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.Mode().Perm()).To(Equal(os.FileMode(0o755)))
+		out, err = ctl("stop")
+		Expect(err).NotTo(HaveOccurred(), out)
+
+		// the reboot: /run and /var/vcap/sys/run are tmpfs
+		for _, gone := range []string{filepath.Dir(to), filepath.Dir(from), filepath.Dir(pidfile)} {
+			Expect(os.RemoveAll(gone)).To(Succeed())
+		}
+		out, err = ctl("start")
+		Expect(err).NotTo(HaveOccurred(), out)
+		Expect(os.ReadFile(to)).To(BeEquivalentTo(flanneld))
 	})
 
 	It("starts the publisher once, in a session of its own, and stops it, leaving the copy", func() {

@@ -50,14 +50,14 @@ var _ = Describe("the run's status", func() {
 	}
 	// publish runs the job's subnet-publisher beside the launcher until the spec ends, as root, as monit does.
 	publish := func() {
-		p, err := publisher.New(cfg.Flanneld.SubnetFile, cfg.Flanneld.PublishedSubnetFile, logger)
+		p, err := publisher.New(cfg.Flanneld.SubnetFile, cfg.Flanneld.PublishedSubnetFile, "", logger)
 		Expect(err).NotTo(HaveOccurred())
 		ctx, cancel := context.WithCancel(context.Background())
 		ticker := time.NewTicker(publisher.Interval)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			p.Run(ctx, ticker.C)
+			p.Run(ctx, ticker.C, nil)
 		}()
 		DeferCleanup(func() {
 			cancel()

@@ -28,26 +28,34 @@ import (
 // Interval is how often Run looks at flanneld's file.
 const Interval = 200 * time.Millisecond
 
-// Publisher copies From (flanneld's subnet file) to To (what docker's job and the CNI plugin read).
+// Publisher copies From (flanneld's subnet file) to To (what docker's job and the CNI plugin read), and to Keep
+// (when set) for Restore after a reboot.
 type Publisher struct {
-	From, To string
-	Logger   boshlog.Logger
+	From, To, Keep string
+	Logger         boshlog.Logger
 
 	seen   fileID // From as the last look left it
 	failed bool   // the last write failed: try again even if From did not change
 }
 
-// New checks the two paths: absolute, clean, and in two directories, since the one of To must be root's alone.
-func New(from, to string, logger boshlog.Logger) (*Publisher, error) {
-	for _, path := range []string{from, to} {
-		if !filepath.IsAbs(path) || filepath.Clean(path) != path || filepath.Dir(path) == path {
-			return nil, bosherr.Errorf("'%s' is not a clean absolute path to a file", path)
+// New checks the paths: absolute, clean, and the copies in other directories than From's, since theirs must
+// be root's alone. keep may be empty: no kept copy.
+func New(from, to, keep string, logger boshlog.Logger) (*Publisher, error) {
+	paths := []string{from, to}
+	if keep != "" {
+		paths = append(paths, keep)
+	}
+	for _, path := range paths {
+		if err := CheckPath(path); err != nil {
+			return nil, err
 		}
 	}
-	if filepath.Dir(from) == filepath.Dir(to) {
-		return nil, bosherr.Errorf("'%s' and '%s' are in the same directory: the copy's must be root's alone", from, to)
+	for _, copied := range paths[1:] {
+		if filepath.Dir(from) == filepath.Dir(copied) {
+			return nil, bosherr.Errorf("'%s' and '%s' are in the same directory: the copy's must be root's alone", from, copied)
+		}
 	}
-	return &Publisher{From: from, To: to, Logger: logger}, nil
+	return &Publisher{From: from, To: to, Keep: keep, Logger: logger}, nil
 }
 
 // Sync publishes each version of From once, as flanneld wrote it anew (a new lease, a restart): a From that
@@ -65,21 +73,33 @@ func (p *Publisher) Sync() error {
 	} else if err != nil {
 		return &RefusedError{Err: err, To: p.To}
 	}
-	if err := p.write(env); err != nil {
+	if err := replace(p.To, env); err != nil {
 		p.failed = true
 		return bosherr.WrapErrorf(err, "Writing '%s'", p.To)
+	}
+	if err := p.keep(env); err != nil {
+		p.failed = true
+		return bosherr.WrapErrorf(err, "Writing the kept copy '%s'", p.Keep)
 	}
 	p.Logger.Info(logTag, "Published '%s' from '%s': %s", p.To, p.From, env)
 	return nil
 }
 
-// write replaces To in one step, in a directory that root alone can write.
-func (p *Publisher) write(env subnetenv.Env) error {
-	dir := filepath.Dir(p.To)
+// CheckPath fails unless path is a clean absolute path to a file.
+func CheckPath(path string) error {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || filepath.Dir(path) == path {
+		return bosherr.Errorf("'%s' is not a clean absolute path to a file", path)
+	}
+	return nil
+}
+
+// replace writes env to path in one step, in a directory that root alone can write.
+func replace(path string, env subnetenv.Env) error {
+	dir := filepath.Dir(path)
 	if err := rootsAlone(dir); err != nil {
 		return err
 	}
-	file, err := renameio.NewPendingFile(p.To, renameio.WithTempDir(dir), renameio.WithStaticPermissions(0o644))
+	file, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithStaticPermissions(0o644))
 	if err != nil {
 		return err
 	}
@@ -112,8 +132,9 @@ func rootsAlone(dir string) error {
 }
 
 // Run calls Sync at once and then at every tick until ctx ends, and logs what goes wrong: a refused file once
-// (Sync says so once), a write that keeps failing when it first fails.
-func (p *Publisher) Run(ctx context.Context, ticks <-chan time.Time) {
+// (Sync says so once), a write that keeps failing when it first fails. At every mark it marks the kept copy
+// current.
+func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 	for {
 		failing := p.failed
 		if err := p.Sync(); err != nil && !(failing && p.failed) {
@@ -123,6 +144,10 @@ func (p *Publisher) Run(ctx context.Context, ticks <-chan time.Time) {
 		case <-ctx.Done():
 			return
 		case <-ticks:
+		case now := <-marks:
+			if err := p.mark(now); err != nil {
+				p.Logger.Error(logTag, "Marking the kept copy '%s' current: %s", p.Keep, err)
+			}
 		}
 	}
 }

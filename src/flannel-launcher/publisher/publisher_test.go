@@ -56,7 +56,7 @@ var _ = Describe("Publisher", func() {
 		to = filepath.Join(root, "flannel", "subnet.env")
 		logger, logs = testlog.New()
 		var err error
-		p, err = publisher.New(from, to, logger)
+		p, err = publisher.New(from, to, "", logger)
 		Expect(err).NotTo(HaveOccurred())
 	})
 
@@ -157,7 +157,7 @@ var _ = Describe("Publisher", func() {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				p.Run(ctx, ticks)
+				p.Run(ctx, ticks, nil)
 			}()
 			DeferCleanup(func() { cancel(); Eventually(done).Should(BeClosed()) })
 			ticks <- time.Now()
@@ -182,7 +182,7 @@ var _ = Describe("Publisher", func() {
 
 	DescribeTable("New refuses paths it cannot keep apart",
 		func(from, to, message string) {
-			_, err := publisher.New(from, to, logger)
+			_, err := publisher.New(from, to, "", logger)
 			Expect(err).To(MatchError(message))
 		},
 		Entry("both in one directory", "/run/x/a.env", "/run/x/b.env",

@@ -25,9 +25,13 @@ var version = "dev"
 const (
 	logTag = "subnet-publisher"
 	usage  = `usage:
-  subnet-publisher --from FILE --to FILE   publish flanneld's subnet file FILE (--from) as FILE (--to), as root,
-                                           until SIGTERM or SIGINT
-  subnet-publisher version                 print the version
+  subnet-publisher --from FILE --to FILE [--keep FILE]
+      publish flanneld's subnet file (--from) as --to, as root, until SIGTERM or SIGINT; with --keep, keep a
+      second copy there, marked current every minute while flanneld's file is there
+  subnet-publisher restore --keep FILE --to FILE
+      write the kept copy to --to when --to is missing and the copy is younger than 50 minutes (at boot)
+  subnet-publisher version
+      print the version
 `
 	exitUsage = 2
 )
@@ -43,17 +47,21 @@ func run(args []string) int {
 	}
 	logger := boshlog.NewWriterLogger(boshlog.LevelInfo, os.Stderr)
 	logger.UseRFC3339Timestamps()
+	if len(args) > 0 && args[0] == "restore" {
+		return restore(args[1:], logger)
+	}
 	p, err := parse(args, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "subnet-publisher: %s\n%s", err, usage)
 		return exitUsage
 	}
-	logger.Info(logTag, "starting: version=%s from=%s to=%s", version, p.From, p.To)
+	logger.Info(logTag, "starting: version=%s from=%s to=%s keep=%s", version, p.From, p.To, p.Keep)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	ticker := time.NewTicker(publisher.Interval)
+	ticker, marker := time.NewTicker(publisher.Interval), time.NewTicker(publisher.MarkEvery)
 	defer ticker.Stop()
-	p.Run(ctx, ticker.C)
+	defer marker.Stop()
+	p.Run(ctx, ticker.C, marker.C)
 	logger.Info(logTag, "stopping: '%s' stays, docker's job reads it when it stops too", p.To)
 	return 0
 }
@@ -63,6 +71,7 @@ func parse(args []string, logger boshlog.Logger) (*publisher.Publisher, error) {
 	flags.SetOutput(io.Discard)
 	from := flags.String("from", "", "flanneld's subnet file")
 	to := flags.String("to", "", "the copy that docker's job and the CNI plugin read")
+	keep := flags.String("keep", "", "a second copy, on a disk that a reboot keeps")
 	if err := flags.Parse(args); err != nil {
 		return nil, err
 	}
@@ -74,5 +83,39 @@ func parse(args []string, logger boshlog.Logger) (*publisher.Publisher, error) {
 	case os.Geteuid() != 0:
 		return nil, errors.New("must run as root: the copy it writes must be root's alone")
 	}
-	return publisher.New(*from, *to, logger)
+	return publisher.New(*from, *to, *keep, logger)
+}
+
+// restore is `subnet-publisher restore`: exit 0 whether or not it restored, 1 when it could not.
+func restore(args []string, logger boshlog.Logger) int {
+	flags := flag.NewFlagSet("subnet-publisher restore", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	keep := flags.String("keep", "", "the kept copy")
+	to := flags.String("to", "", "the published file")
+	err := flags.Parse(args)
+	switch {
+	case err != nil:
+	case *keep == "" || *to == "":
+		err = errors.New("--keep and --to are required")
+	case flags.NArg() > 0:
+		err = fmt.Errorf("unexpected argument '%s'", flags.Arg(0))
+	}
+	for _, path := range []string{*keep, *to} {
+		if err == nil {
+			err = publisher.CheckPath(path)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "subnet-publisher restore: %s\n%s", err, usage)
+		return exitUsage
+	}
+	restored, err := publisher.Restore(*keep, *to, time.Now())
+	switch {
+	case err != nil:
+		logger.Error(logTag, "Not restoring '%s': %s", *to, err)
+		return 1
+	case restored:
+		logger.Info(logTag, "Restored '%s' from the kept copy '%s'", *to, *keep)
+	}
+	return 0
 }

@@ -62,7 +62,7 @@ var _ = Describe("subnet-publisher", func() {
 
 	It("publishes what flanneld writes, for docker's job to source, until a stop signal, and leaves the copy", func() {
 		session := start("--from", from, "--to", to)
-		Eventually(session.Err).Should(gbytes.Say(`INFO - starting: version=dev from=` + from + ` to=` + to))
+		Eventually(session.Err).Should(gbytes.Say(`INFO - starting: version=dev from=` + from + ` to=` + to + ` keep=\n`))
 		flanneldWrites(flanneldWrote)
 		Eventually(published).Should(Equal(flanneldWrote))
 		Expect(sourced()).To(Equal("--mtu=1450 --bridge-cidr=198.18.3.1/24\n"))
@@ -94,6 +94,29 @@ var _ = Describe("subnet-publisher", func() {
 		Eventually(sourced).Should(Equal("--mtu=1450 --bridge-cidr=198.18.9.1/24\n"))
 	})
 
+	It("keeps a copy that restore puts back where a reboot emptied /run, for docker's first start", func() {
+		keep := filepath.Join(filepath.Dir(marker), "data", "subnet.env")
+		session := start("--from", from, "--to", to, "--keep", keep)
+		flanneldWrites(flanneldWrote)
+		Eventually(func() ([]byte, error) { return os.ReadFile(keep) }).Should(BeEquivalentTo(flanneldWrote))
+		session.Terminate()
+		Eventually(session).Should(gexec.Exit(0))
+		Expect(os.RemoveAll(filepath.Dir(to))).To(Succeed())
+
+		restore := start("restore", "--keep", keep, "--to", to)
+		Eventually(restore).Should(gexec.Exit(0))
+		Expect(restore.Err).To(gbytes.Say(`INFO - Restored '` + to + `' from the kept copy '` + keep + `'`))
+		Expect(sourced()).To(Equal("--mtu=1450 --bridge-cidr=198.18.3.1/24\n"))
+
+		Expect(os.Remove(to)).To(Succeed())
+		old := time.Now().Add(-2 * time.Hour)
+		Expect(os.Chtimes(keep, old, old)).To(Succeed())
+		stale := start("restore", "--keep", keep, "--to", to)
+		Eventually(stale).Should(gexec.Exit(1))
+		Expect(stale.Err).To(gbytes.Say(`ERROR - Not restoring '` + to + `': The kept subnet file '` + keep + `' was last current 2h0m0s ago`))
+		Expect(to).NotTo(BeAnExistingFile())
+	})
+
 	DescribeTable("exits 2 on a usage error, before it touches anything",
 		func(message string, args ...string) {
 			session := start(args...)
@@ -104,6 +127,8 @@ var _ = Describe("subnet-publisher", func() {
 		Entry("no --to", `subnet-publisher: --from and --to are required`, "--from", "/var/x/subnet.env"),
 		Entry("an unknown flag", `subnet-publisher: flag provided but not defined: -into`, "--into", "/x"),
 		Entry("a stray argument", `subnet-publisher: unexpected argument 'now'`, "--from", "/a/x", "--to", "/b/x", "now"),
+		Entry("restore without --keep", `subnet-publisher restore: --keep and --to are required`, "restore", "--to", "/b/x"),
+		Entry("restore with a relative path", `subnet-publisher restore: 'x/y' is not a clean absolute path to a file`, "restore", "--keep", "x/y", "--to", "/b/x"),
 		Entry("both files in one directory", `subnet-publisher: '/run/flannel/a.env' and '/run/flannel/b.env' are in the same directory`,
 			"--from", "/run/flannel/a.env", "--to", "/run/flannel/b.env"),
 	)

@@ -1,0 +1,105 @@
+package publisher_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/publisher"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
+)
+
+var _ = Describe("The kept copy", func() {
+	var root, from, to, keep string
+
+	BeforeEach(func() {
+		Expect(os.Getuid()).To(BeZero(), "the tests run as root, as CI runs them")
+		root = GinkgoT().TempDir()
+		Expect(os.Mkdir(filepath.Join(root, "flanneld"), 0o750)).To(Succeed())
+		from = filepath.Join(root, "flanneld", "subnet.env")
+		to = filepath.Join(root, "run", "flannel", "subnet.env")
+		keep = filepath.Join(root, "data", "subnet.env")
+		Expect(os.MkdirAll(filepath.Dir(to), 0o755)).To(Succeed())
+		Expect(os.MkdirAll(filepath.Dir(keep), 0o755)).To(Succeed())
+	})
+	publish := func(content string) *publisher.Publisher {
+		logger, _ := testlog.New()
+		p, err := publisher.New(from, to, keep, logger)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(from, []byte(content), 0o644)).To(Succeed())
+		Expect(p.Sync()).To(Succeed())
+		return p
+	}
+	modified := func(path string) time.Time {
+		info, err := os.Stat(path)
+		Expect(err).NotTo(HaveOccurred())
+		return info.ModTime()
+	}
+
+	It("holds what is published, and a reboot's empty /run gets it back", func() {
+		publish(newLease)
+		Expect(os.ReadFile(keep)).To(BeEquivalentTo(newLease))
+		Expect(os.Remove(to)).To(Succeed())
+		Expect(publisher.Restore(keep, to, time.Now())).To(BeTrue())
+		Expect(os.ReadFile(to)).To(BeEquivalentTo(newLease))
+	})
+
+	It("leaves a published file alone: only a missing one is restored", func() {
+		publish(flanneldWrote)
+		Expect(os.WriteFile(keep, []byte(newLease), 0o644)).To(Succeed())
+		Expect(publisher.Restore(keep, to, time.Now())).To(BeFalse())
+		Expect(os.ReadFile(to)).To(BeEquivalentTo(flanneldWrote))
+	})
+
+	It("is not restored once it is older than KeepFor, when the lease may have gone, and says why", func() {
+		publish(flanneldWrote)
+		Expect(os.Remove(to)).To(Succeed())
+		restored, err := publisher.Restore(keep, to, modified(keep).Add(publisher.KeepFor+time.Second))
+		Expect(restored).To(BeFalse())
+		Expect(err).To(MatchError(ContainSubstring("was last current 50m1s ago, more than 50m0s: not restored")))
+		Expect(to).NotTo(BeAnExistingFile())
+	})
+
+	It("is not restored when someone other than root can write it", func() {
+		publish(flanneldWrote)
+		Expect(os.Remove(to)).To(Succeed())
+		Expect(os.Chmod(keep, 0o666)).To(Succeed())
+		_, err := publisher.Restore(keep, to, time.Now())
+		Expect(err).To(MatchError(ContainSubstring("is not root's alone")))
+		Expect(to).NotTo(BeAnExistingFile())
+	})
+
+	It("restores nothing, and fails nothing, when there is none (a new VM)", func() {
+		Expect(publisher.Restore(keep, to, time.Now())).To(BeFalse())
+		Expect(to).NotTo(BeAnExistingFile())
+	})
+
+	It("is marked current while flanneld's file is there, and not once it is gone", func() {
+		p := publish(flanneldWrote)
+		old := time.Now().Add(-time.Hour).Truncate(time.Second)
+		Expect(os.Chtimes(keep, old, old)).To(Succeed())
+		marks := make(chan time.Time)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); p.Run(ctx, nil, marks) }()
+		defer func() { cancel(); <-done }()
+
+		now := time.Now().Truncate(time.Second)
+		marks <- now
+		Eventually(func() time.Time { return modified(keep) }).Should(BeTemporally("==", now))
+		Expect(os.Remove(from)).To(Succeed())
+		marks <- now.Add(time.Minute)
+		marks <- now.Add(2 * time.Minute) // the first mark is done once Run takes the second
+		Expect(modified(keep)).To(BeTemporally("==", now))
+	})
+
+	It("must be in another directory than flanneld's file", func() {
+		logger, _ := testlog.New()
+		_, err := publisher.New(from, to, filepath.Join(root, "flanneld", "kept.env"), logger)
+		Expect(err).To(MatchError(ContainSubstring("are in the same directory")))
+	})
+})
