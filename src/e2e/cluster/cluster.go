@@ -93,7 +93,10 @@ func (cfg Config) releases() map[string]director.Release {
 // packages maps every compiled package to its directory.
 func (cfg Config) packages() (map[string]string, error) {
 	pkgs := map[string]string{"bpm": filepath.Join(cfg.bpmRelease(), "compiled", "bpm"), "etcd": cfg.etcdPackage(),
-		"bosh-dns": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns"), "cni": cfg.cniPackage()}
+		"bosh-dns": filepath.Join(cfg.boshDNSRelease(), "compiled", "bosh-dns"), "cni": cfg.cniPackage(),
+		// docker's job (scripts/build-docker-packages): Debian's dockerd, the release's own helpers, no ctop
+		"docker": filepath.Join(cfg.Cache, "docker-package"), "bosh-helpers": filepath.Join(cfg.Cache, "bosh-helpers-"+cfg.Lane.Docker),
+		"ctop": filepath.Join(cfg.Cache, "ctop-package")}
 	entries, err := os.ReadDir(cfg.Packages)
 	if err != nil {
 		return nil, bosherr.WrapErrorf(err, "Reading compiled packages at %s", cfg.Packages)

@@ -74,8 +74,8 @@ func (c *Cluster) releasesOf(d placement.Deployment, run func(release, job strin
 		Templates: templates.Renderer{Lib: c.cfg.directorLib()}}
 }
 
-// runs tells which jobs the simulated VMs run: this release's, bpm's, bosh-dns's and cfcr-etcd's etcd, and
-// kubo's flanneld and aliases while the cluster has not adopted flannel-dns. The rest (kubelet, docker,
+// runs tells which jobs the simulated VMs run: this release's, bpm's, bosh-dns's, cfcr-etcd's etcd, docker's
+// docker, and kubo's flanneld and aliases while the cluster has not adopted flannel-dns. The rest (kubelet,
 // kube-apiserver, ...) is rendered, for the director's decisions, but not run.
 func (c *Cluster) runs(release, job string) bool {
 	switch release {
@@ -83,6 +83,8 @@ func (c *Cluster) runs(release, job string) bool {
 		return true
 	case "cfcr-etcd":
 		return job == "etcd"
+	case "docker":
+		return job == "docker"
 	case "kubo":
 		return c.cfg.Kubo != nil && !c.adopted && (job == "flanneld" || job == "kubo-dns-aliases")
 	}

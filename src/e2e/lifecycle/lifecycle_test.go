@@ -32,10 +32,17 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 		leases := clustertest.LeaseCount(c)
 		oldPID := before[rebooted.Name].PID
 
+		monitLog := rebooted.Path("/var/vcap/monit/monit.log")
+		logFrom := fileSize(monitLog)
 		start := time.Now()
+		docker := dockerBack(rebooted, before[rebooted.Name].Subnet)
 		Expect(c.RebootWorker(rebooted)).To(Succeed())
 		subnetBack := time.Since(start)
 		Expect(cluster.Subnet(rebooted)).To(Equal(before[rebooted.Name].Subnet))
+		var dockerOnSubnet time.Duration
+		Eventually(docker).WithTimeout(recoverBound).Should(Receive(&dockerOnSubnet), "docker does not run with cni0 on the node's subnet")
+		Expect(newText(monitLog, logFrom)).NotTo(ContainSubstring("'docker' failed to start"),
+			"docker's first start after the boot failed (no subnet file yet?)")
 		Expect(rebooted.FlanneldPID()).NotTo(Or(BeZero(), Equal(oldPID)), "flanneld was not started again")
 		expectPodsIn(c, rebooted)
 
@@ -46,13 +53,47 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 			return sent > 0 && lost == 0
 		}).WithTimeout(recoverBound).WithPolling(250 * time.Millisecond).Should(BeTrue())
 		trafficBack := time.Since(start) - time.Second
-		clustertest.Figure(fmt.Sprintf("reboot: subnet back and pods made again after %.1f s, pod traffic after %.1f s", subnetBack.Seconds(), trafficBack.Seconds()))
+		clustertest.Figure(fmt.Sprintf("reboot: docker on cni0 with the node's subnet after %.1f s; subnet back and pods made again after %.1f s, pod traffic after %.1f s",
+			dockerOnSubnet.Seconds(), subnetBack.Seconds(), trafficBack.Seconds()))
 
 		Expect(clustertest.LeaseCount(c)).To(Equal(leases), "the reboot took a new lease")
 		Expect(cluster.Routes(c.Workers()[0], before[rebooted.Name].Subnet)).To(BeTrue(),
 			"worker-0 no longer routes the rebooted worker's subnet")
 		clustertest.ExpectNoLoss(witness, start)
 		delete(before, rebooted.Name)
+		clustertest.ExpectKept(c, before)
+	})
+
+	It("brings flanneld and docker back after a bosh stop and start of a worker, and its pods reach the others", func() {
+		before := clustertest.Snapshot(c)
+		w := c.Workers()[1]
+		untouched := othersThan(c, w)
+		witness := clustertest.StartWitness(c, untouched)
+		subnet := before[w.Name].Subnet
+
+		start := time.Now()
+		Expect(c.StopWorker(w)).To(Succeed())
+		Expect(w.Agent.PID(cluster.DockerProcess)).To(BeZero(), "docker still runs after the stop")
+		Expect(w.FlanneldPID()).To(BeZero(), "flanneld still runs after the stop")
+		stopped := time.Since(start)
+		started := time.Now()
+		docker := dockerBack(w, subnet)
+		Expect(c.StartWorker(w)).To(Succeed())
+		var dockerOnSubnet time.Duration
+		Eventually(docker).WithTimeout(recoverBound).Should(Receive(&dockerOnSubnet), "docker does not run with cni0 on the node's subnet")
+		Expect(cluster.Subnet(w)).To(Equal(subnet))
+		// docker's start made cni0 anew, which detached the pods: kubelet makes them again.
+		Expect(c.RestartPods(w)).To(Succeed())
+		expectPodsIn(c, w)
+		Eventually(func() bool {
+			now := time.Now()
+			sent, lost := c.Prober.Loss(now.Add(-2*time.Second), now.Add(-time.Second))
+			return sent > 0 && lost == 0
+		}).WithTimeout(recoverBound).WithPolling(250*time.Millisecond).Should(BeTrue(), "the pods do not reach each other again")
+		clustertest.Figure(fmt.Sprintf("bosh stop took %.1f s; bosh start: docker on cni0 with the node's subnet after %.1f s, pod traffic after %.1f s",
+			stopped.Seconds(), dockerOnSubnet.Seconds(), time.Since(started).Seconds()-1))
+		clustertest.ExpectNoLoss(witness, start)
+		delete(before, w.Name)
 		clustertest.ExpectKept(c, before)
 	})
 
@@ -134,4 +175,43 @@ func expectPodsIn(c *cluster.Cluster, w *worker.Worker) {
 	for _, p := range c.Pods(w) {
 		Expect(subnet.Masked().Contains(p.Address)).To(BeTrue(), "%s's %s is outside %s", p.Name, p.Address, subnet)
 	}
+}
+
+// dockerBack waits, in the background, until docker is gone from w and then runs again with cni0 on subnet, and
+// sends how long after the call that was.
+func dockerBack(w *worker.Worker, subnet string) <-chan time.Duration {
+	since := time.Now()
+	back := make(chan time.Duration, 1)
+	go func() {
+		defer GinkgoRecover()
+		for gone := false; time.Since(since) < 5*time.Minute; time.Sleep(50 * time.Millisecond) {
+			if !gone {
+				gone = w.Agent.PID(cluster.DockerProcess) == 0
+				continue
+			}
+			if cluster.DockerOnSubnet(w, subnet) {
+				back <- time.Since(since)
+				return
+			}
+		}
+	}()
+	return back
+}
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
+
+// newText is what path holds after its first from bytes.
+func newText(path string, from int64) string {
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	if from > int64(len(data)) {
+		return string(data)
+	}
+	return string(data[from:])
 }

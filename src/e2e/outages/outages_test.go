@@ -117,8 +117,11 @@ var _ = Describe("outages of a simulated CFCR cluster", Ordered, func() {
 		restarted = w.Name
 		offset := logSizes(c)[w.Name]
 		restartedAt := time.Now()
-		Expect(c.Redeploy(w)).To(Succeed()) // as the director updates an instance
+		// as the director updates an instance, its pods evicted first: docker's start makes cni0 anew
+		Expect(c.EvictPods(w)).To(Succeed())
+		Expect(c.Redeploy(w)).To(Succeed())
 		Expect(c.AwaitFlanneld(w, restartedAt)).To(Succeed())
+		Expect(c.ReturnPods(w)).To(Succeed())
 		impostorAt := net.JoinHostPort(impostorAddr.String(), "2379")
 		Expect(logSince(c, w.Name, offset)).To(ContainSubstring("Leaving out an address of '%s' whose certificate does not verify: "+
 			"TLS handshake with etcd at %s", cluster.Alias, impostorAt))

@@ -246,21 +246,8 @@ func linkMTU(ns, link string) int {
 }
 
 func addresses(w *worker.Worker, link string) []string {
-	out, err := ipIn(w.VM.Host.Namespace, "-j", "-4", "addr", "show", link)
+	addrs, err := cluster.Addresses(w, link)
 	Expect(err).NotTo(HaveOccurred())
-	var l []struct {
-		Addrs []struct {
-			Local     string `json:"local"`
-			PrefixLen int    `json:"prefixlen"`
-		} `json:"addr_info"`
-	}
-	Expect(json.Unmarshal(out, &l)).To(Succeed())
-	var addrs []string
-	for _, iface := range l {
-		for _, a := range iface.Addrs {
-			addrs = append(addrs, fmt.Sprintf("%s/%d", a.Local, a.PrefixLen))
-		}
-	}
 	return addrs
 }
 

@@ -60,6 +60,15 @@ const ulimitShim = `ulimit() {
 }
 `
 
+// dpkgStandIn is the VM's dpkg: the VMs share the host's /usr, and docker's job runs dpkg -i on a package of its
+// own (aufs-tools) on every start, which must not land on the host.
+const dpkgStandIn = `#!/bin/sh
+echo "dpkg on a simulated VM installs nothing: dpkg $*" >&2
+`
+
+// dpkg is the stand-in's file, beside the VM's disk.
+func (v *VM) dpkg() string { return filepath.Join(v.Root, "dpkg") }
+
 // New lays out root as the VM's disk and creates its mount namespace and cgroup.
 func New(host *network.Host, root string) (*VM, error) {
 	v := &VM{Host: host, Root: root, mountNS: mountNSFile(host.Namespace), procs: map[string]*exec.Cmd{}}
@@ -99,6 +108,9 @@ func (v *VM) layOut() error {
 	if err := os.WriteFile(v.BashEnv(), []byte(ulimitShim), 0o644); err != nil {
 		return bosherr.WrapErrorf(err, "Writing the ulimit shim of VM %s", v.Name)
 	}
+	if err := os.WriteFile(v.dpkg(), []byte(dpkgStandIn), 0o755); err != nil {
+		return bosherr.WrapErrorf(err, "Writing the dpkg stand-in of VM %s", v.Name)
+	}
 	resolv := "nameserver " + Resolver + "\n"
 	if err := os.WriteFile(v.Path("/etc/resolv.conf"), []byte(resolv), 0o644); err != nil {
 		return bosherr.WrapErrorf(err, "Writing resolv.conf for VM %s", v.Name)
@@ -114,9 +126,10 @@ func (v *VM) mount() error {
 	}
 	script := `set -e
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$root/etc,workdir=$root/.etc-work" /etc
-for dir in ` + strings.Join(privateDirs, " ") + `; do mount --bind "$root$dir" "$dir"; done`
+for dir in ` + strings.Join(privateDirs, " ") + `; do mount --bind "$root$dir" "$dir"; done
+mount --bind "$dpkg" /usr/bin/dpkg`
 	cmd := exec.Command("nsenter", "--mount="+v.mountNS, "--", "sh", "-c", script)
-	cmd.Env = append(os.Environ(), "root="+v.Root)
+	cmd.Env = append(os.Environ(), "root="+v.Root, "dpkg="+v.dpkg())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return bosherr.WrapErrorf(err, "Mounting the directories of VM %s: %s", v.Name, strings.TrimSpace(string(out)))
 	}

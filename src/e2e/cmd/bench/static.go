@@ -41,6 +41,9 @@ func addStaticProcess(w *worker.Worker, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !path.IsAbs(dir) { // the agent's links are relative to their directory
+		dir = path.Join("/var/vcap/jobs", dir)
+	}
 	file := w.Path(path.Join(dir, bpmConfig))
 	data, err := os.ReadFile(file)
 	if err != nil {
