@@ -124,7 +124,9 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 	// kubo-release #228: the node comes back with a new subnet while cni0 keeps the old gateway, and the bridge
 	// plugin refuses every new pod. cni0 must outlive the lease for that: a power cycle deletes it (and this
 	// simulation's reboot does too), a `bosh stop` does not. While the jobs are stopped the lease expires and
-	// another node takes the subnet, so flanneld cannot take it back from its subnet file.
+	// another node takes the subnet, so flanneld cannot take it back from its subnet file. docker's start, which
+	// monit runs beside flanneld's, makes cni0 anew from the subnet file of before the stop, at a moment of its
+	// own: before or after the launcher first looks at cni0.
 	It("starts new pods after the worker came back with a new subnet while cni0 kept the old gateway", func() {
 		w := c.Workers()[1]
 		old := netip.MustParsePrefix(cluster.Subnet(w))
@@ -140,13 +142,14 @@ var _ = Describe("pods made through CNI with the job's conflist and the real plu
 			Expect(err).NotTo(HaveOccurred())
 		})
 		Expect(c.StartWorker(w)).To(Succeed())
+		Expect(w.Agent.PID(cluster.DockerProcess)).NotTo(BeZero(), "docker does not run")
 
 		now := netip.MustParsePrefix(cluster.Subnet(w))
 		Expect(now).NotTo(Equal(old), "flanneld got its old subnet back; the reproduction needs a new one")
 		rt, err := c.Runtime(w)
 		Expect(err).NotTo(HaveOccurred())
 		pod, err := rt.Add("after-new-subnet")
-		Expect(err).NotTo(HaveOccurred(), "the bridge plugin refused a new pod")
+		Expect(err).NotTo(HaveOccurred(), "the bridge plugin refused a new pod; cni0 has %v", addresses(w, "cni0"))
 		Expect(now.Masked().Contains(pod.Address)).To(BeTrue())
 		Expect(addresses(w, "cni0")).To(Equal([]string{now.String()}))
 		Expect(rt.Del(pod)).To(Succeed())

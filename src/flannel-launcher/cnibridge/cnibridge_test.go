@@ -1,11 +1,13 @@
 package cnibridge_test
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -53,15 +55,17 @@ var _ = Describe("Follow", func() {
 		ip("link", "set", "cni0", "up")
 	}
 
-	It("removes the gateway of the node's old subnet, and with it the node's route to that subnet", func() {
+	It("puts the new gateway on the bridge in place of the old one, and with it the node's route", func() {
 		bridgeWith("198.18.5.1/24")
 		Expect(ip("-4", "route", "show", "198.18.5.0/24")).To(ContainSubstring("cni0"))
 
 		removed, err := cnibridge.Follow(handle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(removed).To(Equal([]netip.Prefix{netip.MustParsePrefix("198.18.5.1/24")}))
-		Expect(ip("-4", "addr", "show", "cni0")).NotTo(ContainSubstring("inet "))
+		Expect(ip("-4", "-o", "addr", "show", "cni0")).To(SatisfyAll(
+			ContainSubstring("inet 198.18.9.1/24"), Not(ContainSubstring("198.18.5.1"))))
 		Expect(ip("-4", "route", "show", "198.18.5.0/24")).To(BeEmpty())
+		Expect(ip("-4", "route", "show", "198.18.9.0/24")).To(ContainSubstring("cni0"))
 		Expect(ip("-6", "addr", "show", "cni0")).To(ContainSubstring("inet6 fe80::"), "the link-local address went too")
 	})
 
@@ -95,5 +99,48 @@ var _ = Describe("Follow", func() {
 		removed, err := cnibridge.Follow(handle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(removed).To(BeEmpty())
+	})
+
+	Describe("Keep", func() {
+		It("takes the old gateway off again each time docker's start makes the bridge anew with it, until stopped", func() {
+			bridgeWith("198.18.5.1/24")
+			nsHandle, err := netns.GetFromName(ns)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(nsHandle.Close)
+			var mu sync.Mutex
+			var removed []netip.Prefix
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				defer GinkgoRecover()
+				done <- cnibridge.Keep(ctx, &nsHandle, "cni0", network, netip.MustParsePrefix("198.18.9.1/24"),
+					func(r []netip.Prefix, err error) {
+						Expect(err).NotTo(HaveOccurred())
+						mu.Lock()
+						defer mu.Unlock()
+						removed = append(removed, r...)
+					})
+			}()
+			count := func() int {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(removed)
+			}
+			Eventually(count).Should(Equal(1), "the address there at the start")
+
+			// docker's ctl: delete cni0, make it, give it FLANNEL_SUBNET of the file it sourced
+			ip("link", "delete", "cni0")
+			bridgeWith("198.18.5.1/24")
+			Eventually(count).Should(Equal(2))
+			Eventually(func() string { return ip("-4", "-o", "addr", "show", "cni0") }).Should(SatisfyAll(
+				ContainSubstring("inet 198.18.9.1/24"), Not(ContainSubstring("198.18.5.1"))))
+			ip("addr", "add", "192.0.2.7/24", "dev", "cni0")
+			Consistently(count, "300ms").Should(Equal(2), "the gateway and an address outside the pod network stay")
+
+			cancel()
+			Eventually(done).Should(Receive(BeNil()))
+			ip("addr", "add", "198.18.5.1/24", "dev", "cni0")
+			Consistently(func() string { return ip("-4", "addr", "show", "cni0") }, "300ms").Should(ContainSubstring("198.18.5.1"))
+		})
 	})
 })

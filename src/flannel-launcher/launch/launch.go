@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -14,8 +15,6 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
-	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/cnibridge"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
@@ -125,8 +124,8 @@ func (l Launcher) reportEnd(err error) {
 
 // awaitSubnetFile reports ready once flanneld has written its subnet file (it does once its lease, routes and
 // rules are in place) and the job's subnet-publisher has published it for docker's job and the CNI plugin.
-// The CNI bridge follows the new subnet only then: a pod made before would take the old subnet from the copy,
-// and put its gateway back on the bridge.
+// The CNI bridge follows the new subnet only then (and for the rest of the run): a pod made before would take
+// the old subnet from the copy, and put its gateway back on the bridge.
 func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.SubnetFile) {
 	ticks := l.Clock.Ticks(ctx, subnetFilePoll)
 	for !subnetFile.Written() {
@@ -138,12 +137,16 @@ func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.Subne
 	if !published {
 		return
 	}
-	if l.Bridge != "" {
-		l.followSubnet(env)
+	ready := func() {
+		copyPath := l.Config.Flanneld.PublishedSubnetFile
+		l.Logger.Info(logTag, "flanneld is ready: subnet_file=%s published=%s", subnetFile.Path, copyPath)
+		l.Status.Ready(fmt.Sprintf("flanneld wrote its subnet file '%s', published as '%s'", subnetFile.Path, copyPath))
 	}
-	copyPath := l.Config.Flanneld.PublishedSubnetFile
-	l.Logger.Info(logTag, "flanneld is ready: subnet_file=%s published=%s", subnetFile.Path, copyPath)
-	l.Status.Ready(fmt.Sprintf("flanneld wrote its subnet file '%s', published as '%s'", subnetFile.Path, copyPath))
+	if l.Bridge == "" {
+		ready()
+		return
+	}
+	l.keepBridge(ctx, env, sync.OnceFunc(ready))
 }
 
 // awaitPublished waits until the copy holds what flanneld wrote at path, and says once why when the publisher
@@ -179,25 +182,26 @@ func next(ctx context.Context, ticks <-chan time.Time) bool {
 	}
 }
 
-// followSubnet takes from the CNI bridge the gateway of a subnet the node no longer has (kubo-release #228).
+// keepBridge takes from the CNI bridge the gateway of a subnet the node no longer has (kubo-release #228), at
+// once and whenever docker's start puts one back, until ctx ends; ready runs once the bridge was first checked.
 // A failure is logged: flanneld runs on.
-func (l Launcher) followSubnet(subnets subnetenv.Env) {
+func (l Launcher) keepBridge(ctx context.Context, subnets subnetenv.Env, ready func()) {
 	subnet := subnets.Subnet
-	handle, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	err := cnibridge.Keep(ctx, nil, l.Bridge, subnets.Network, subnet, func(removed []netip.Prefix, err error) {
+		for _, old := range removed {
+			l.Logger.Warn(logTag, "Removed %s from the CNI bridge %s: this node's subnet is now %s; pods still on the old "+
+				"subnet are cut off until they are made again", old, l.Bridge, subnet)
+		}
+		if err != nil {
+			l.Logger.Error(logTag, "CNI bridge %s keeps an address of pod network %s outside subnet %s, new pods will be "+
+				"refused: %s", l.Bridge, subnets.Network, subnet, err)
+		}
+		ready()
+	})
 	if err != nil {
-		l.Logger.Error(logTag, "CNI bridge %s not checked against subnet %s: %s", l.Bridge, subnet, err)
-		return
+		l.Logger.Error(logTag, "CNI bridge %s not kept in step with subnet %s: %s", l.Bridge, subnet, err)
 	}
-	defer handle.Close()
-	removed, err := cnibridge.Follow(handle, l.Bridge, subnets.Network, subnet)
-	for _, old := range removed {
-		l.Logger.Warn(logTag, "Removed %s from the CNI bridge %s: this node's subnet is now %s; pods still on the old "+
-			"subnet are cut off until they are made again", old, l.Bridge, subnet)
-	}
-	if err != nil {
-		l.Logger.Error(logTag, "CNI bridge %s keeps an address of pod network %s outside subnet %s, new pods will be "+
-			"refused: %s", l.Bridge, subnets.Network, subnet, err)
-	}
+	ready()
 }
 
 // subnetFilePoll is how often the run looks for flanneld's subnet file until it is there.
