@@ -10,6 +10,7 @@ import (
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/monit"
+	"github.com/flannel-dns/flannel-dns/src/e2e/procstats"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
@@ -85,7 +86,11 @@ func startStatic(w *worker.Worker) (startup, error) {
 		return s, err
 	}
 	var err error
-	s.program, err = subnetWritten(w, flanneldSubnetFile, starting)
+	if s.program, err = subnetWritten(w, flanneldSubnetFile, starting); err != nil {
+		return s, err
+	}
+	flanneldStart, err := procstats.Start(staticPID(w))
+	s.bpmExec = flanneldStart.Sub(starting)
 	return s, err
 }
 
