@@ -66,6 +66,25 @@ const dpkgStandIn = `#!/bin/sh
 echo "dpkg on a simulated VM installs nothing: dpkg $*" >&2
 `
 
+// cgroupView gives the VM a /sys/fs/cgroup of its own, a tmpfs holding the host's hierarchies (bound, so that
+// bpm's and the VM's cgroups are where the harness looks): docker's start (cgroupfs-mount) makes a directory there
+// for every controller that has none and mounts it, which on the host's tmpfs left empty directories that runc
+// then took for hierarchies.
+const cgroupView = `held="$root/.cgroup"
+mkdir -p "$held"
+mount --rbind /sys/fs/cgroup "$held"
+mount -t tmpfs -o mode=0755 cgroup /sys/fs/cgroup
+for entry in "$held"/*; do
+  name=${entry##*/}
+  if [ -L "$entry" ]; then
+    cp -P "$entry" "/sys/fs/cgroup/$name"
+  else
+    mkdir "/sys/fs/cgroup/$name"
+    mount --rbind "$entry" "/sys/fs/cgroup/$name"
+  fi
+done
+umount -l "$held"`
+
 // dpkg is the stand-in's file, beside the VM's disk.
 func (v *VM) dpkg() string { return filepath.Join(v.Root, "dpkg") }
 
@@ -127,7 +146,8 @@ func (v *VM) mount() error {
 	script := `set -e
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$root/etc,workdir=$root/.etc-work" /etc
 for dir in ` + strings.Join(privateDirs, " ") + `; do mount --bind "$root$dir" "$dir"; done
-mount --bind "$dpkg" /usr/bin/dpkg`
+mount --bind "$dpkg" /usr/bin/dpkg
+` + cgroupView
 	cmd := exec.Command("nsenter", "--mount="+v.mountNS, "--", "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "root="+v.Root, "dpkg="+v.dpkg())
 	if out, err := cmd.CombinedOutput(); err != nil {
