@@ -22,13 +22,7 @@ type counts = etcdmetrics.Counts
 func steadyState(c *cluster.Cluster, v variant, opts options) error {
 	fmt.Printf("\n==> steady state, %s, on every worker\n", v)
 	for _, w := range c.Workers() {
-		var err error
-		if v == launcherVariant {
-			_, err = startLauncher(w)
-		} else {
-			_, err = startStatic(w)
-		}
-		if err != nil {
+		if _, err := startVariant(w, v); err != nil {
 			return err
 		}
 	}
