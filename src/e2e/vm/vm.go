@@ -274,7 +274,30 @@ func (v *VM) ForgetVolatile() error {
 			return err
 		}
 	}
+	if err := v.removeOwnCgroups("-mindepth 1"); err != nil {
+		return err
+	}
 	return v.cgroup.removeChildren()
+}
+
+// ownCgroups removes, in every cgroup hierarchy mounted in the VM, the directories under the VM's cgroup name
+// ($find_args choose whether that directory itself goes). bpm and docker mount v1 controllers in the VM
+// that the host has not mounted: what runc made there the host cannot see, and left behind it would keep
+// those hierarchies alive in the kernel after the VM is gone.
+const ownCgroups = `awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i+1) ~ /^cgroup2?$/) print $5; break } }' /proc/self/mountinfo |
+while read -r mnt; do
+  [ -d "$mnt/$name" ] || continue
+  find "$mnt/$name" $find_args -depth -type d -exec rmdir {} + || status=1
+done
+exit ${status:-0}`
+
+func (v *VM) removeOwnCgroups(findArgs string) error {
+	cmd := exec.Command("nsenter", "--mount="+v.mountNS, "--", "sh", "-c", ownCgroups)
+	cmd.Env = append(os.Environ(), "name="+v.cgroup.name, "find_args="+findArgs)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return bosherr.WrapErrorf(err, "Removing the cgroups of VM %s: %s", v.Name, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Destroy kills every process and removes the VM's mount namespace and cgroup; its disk (Root) stays.
@@ -282,6 +305,11 @@ func (v *VM) Destroy() error {
 	var problems []string
 	if err := v.KillAll(); err != nil {
 		problems = append(problems, err.Error())
+	}
+	if v.cgroup != nil {
+		if err := v.removeOwnCgroups(""); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	if err := removeMountNS(v.mountNS); err != nil {
 		problems = append(problems, err.Error())
