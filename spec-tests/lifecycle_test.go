@@ -151,16 +151,28 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			Expect(script).To(ContainSubstring("sysctl -q -w net.ipv4.ip_forward=1\n"))
 		})
 
+		It("asks bpm once whether flanneld runs: each bpm call delays the start", func() {
+			Expect(strings.Count(script, "/var/vcap/jobs/bpm/bin/bpm ")).To(Equal(2)) // pid, then start
+		})
+
 		It("hands over to bpm", func() {
 			Expect(script).To(HaveSuffix("\nexec /var/vcap/jobs/bpm/bin/bpm start flanneld\n"))
 		})
+
+		// askBPM is the script's lines that ask bpm once whether flanneld runs, which the blocks below rely on.
+		askBPM := func() string {
+			block := regexp.MustCompile(`(?ms)^running=false\n.*?^fi\n`).FindString(script)
+			Expect(block).To(ContainSubstring("/var/vcap/jobs/bpm/bin/bpm pid flanneld"))
+			return block
+		}
 
 		// clearStatus runs the script's lines that clear an earlier run's status, as root under `set -euo
 		// pipefail`, with a bpm that says whether flanneld runs and the status file moved into a temporary
 		// directory (the rest of the script changes the host).
 		clearStatus := func(status string, flanneldRuns bool) (string, error) {
-			block := regexp.MustCompile(`(?ms)^if ! /var/vcap/jobs/bpm/bin/bpm pid flanneld .*?^fi\n`).FindString(script)
+			block := regexp.MustCompile(`(?ms)^if \[\[ \$running == false \]\]; then\n.*?^fi\n`).FindString(script)
 			Expect(block).To(ContainSubstring(statusFile))
+			block = askBPM() + block
 			bpm := filepath.Join(GinkgoT().TempDir(), "bpm")
 			Expect(os.WriteFile(bpm, []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", map[bool]int{true: 0, false: 1}[flanneldRuns])), 0o755)).To(Succeed())
 			block = strings.ReplaceAll(strings.ReplaceAll(block, "/var/vcap/jobs/bpm/bin/bpm", bpm), statusFile, status)
@@ -214,6 +226,7 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			const bpmPidfile = "/var/vcap/sys/run/bpm/flanneld/flanneld.pid"
 			block := regexp.MustCompile(`(?ms)^bpm_pidfile=.*?^fi\n`).FindString(script)
 			Expect(block).To(ContainSubstring(bpmPidfile))
+			block = askBPM() + block
 			bpm := filepath.Join(GinkgoT().TempDir(), "bpm")
 			Expect(os.WriteFile(bpm, []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", map[bool]int{true: 0, false: 1}[flanneldRuns])), 0o755)).To(Succeed())
 			block = strings.ReplaceAll(strings.ReplaceAll(block, "/var/vcap/jobs/bpm/bin/bpm", bpm), bpmPidfile, pidfile)
