@@ -40,6 +40,7 @@ type startup struct {
 	bpmStop time.Duration // monit's stop program (bpm stop) of the previous run (launcher restarts only)
 	subnet  time.Duration // /proc start time of the job's process to subnet.env's modification time
 	program time.Duration // start program run (bin/start, or bpm start -p static) to flanneld's subnet file (restarts only)
+	phases  []time.Duration // flanneld's /proc start to each of flanneldPhases in its log (restarts only)
 }
 
 // launcherLine matches the launcher's log lines: "[tag] 2026-12-02T16:00:00.123456789Z INFO - message".
@@ -103,6 +104,9 @@ func startLauncher(w *worker.Worker) (startup, error) {
 	flanneldStart, err := procstats.Start(w.FlanneldPID())
 	s.bpmExec, s.bpmStop = flanneldStart.Sub(starting), stopped
 	if err != nil {
+		return s, err
+	}
+	if s.phases, err = phases(w.Path(launcherLog), offset, flanneldStart); err != nil {
 		return s, err
 	}
 	s.program, err = subnetWritten(w, flanneldSubnetFile, starting)
@@ -255,6 +259,7 @@ func printStartups(launcher, static []startup) {
 	fmt.Printf("  flanneld's start to its subnet file: launcher %s; static %s\n",
 		restarts(launcher, func(s startup) time.Duration { return s.program - s.bpmExec }),
 		restarts(static, func(s startup) time.Duration { return s.program - s.bpmExec }))
+	printPhases(launcher, static)
 }
 
 // restarts summarises f over the samples that are not first starts.
