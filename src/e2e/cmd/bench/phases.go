@@ -55,6 +55,28 @@ func phases(path string, offset int64, start time.Time) ([]time.Duration, error)
 	return found, nil
 }
 
+// launcherSteps are the launcher's log lines on its way to flanneld's start, in order; a start is taken apart by
+// the time of the last of each after the launcher's process started (inside bpm's container: runc's init first).
+var launcherSteps = []struct{ name, pattern string }{
+	{"logged its start", `^starting:`},
+	{"resolved the alias", `^'[^']*' resolves to `},
+	{"probed the members", `^Member '`},
+	{"started flanneld", `^flanneld started:`},
+}
+
+// steps is, for each of launcherSteps, how long after start the launcher last logged it in path after offset;
+// zero for a line it did not log.
+func steps(path string, offset int64, start time.Time) []time.Duration {
+	found := make([]time.Duration, len(launcherSteps))
+	for i, step := range launcherSteps {
+		at, _, err := logMatch(path, offset, regexp.MustCompile(step.pattern))
+		if err == nil {
+			found[i] = at.Sub(start)
+		}
+	}
+	return found
+}
+
 // printPhases prints the median of each phase over the restarts of each variant.
 func printPhases(launcher, static []startup) {
 	fmt.Println("  flanneld's own log, its process start to each line (median of the restarts): launcher; static")
@@ -66,5 +88,14 @@ func printPhases(launcher, static []startup) {
 			return 0
 		}
 		fmt.Printf("    %-26s %s; %s\n", prefix, restarts(launcher, phase), restarts(static, phase))
+	}
+	fmt.Println("  the launcher's own log, its process start to each line (median of the restarts)")
+	for i, step := range launcherSteps {
+		fmt.Printf("    %-26s %s\n", step.name, restarts(launcher, func(s startup) time.Duration {
+			if i < len(s.steps) {
+				return s.steps[i]
+			}
+			return 0
+		}))
 	}
 }
