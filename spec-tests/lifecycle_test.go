@@ -76,19 +76,87 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			for _, volume := range volumes {
 				prepare := "install -d -o root -g root -m 0755"
 				if volume.Writable {
-					prepare = "(install -d -o vcap -g vcap -m 0750|touch)"
+					prepare = `(install -d -o "\$job_user" -g "\$job_group" -m 0750|touch)`
 				}
-				Expect(script).To(MatchRegexp(`(?m)^%s %s$`, prepare, regexp.QuoteMeta(volume.Path)))
+				Expect(script).To(MatchRegexp(`(?m)^\s*%s %s$`, prepare, regexp.QuoteMeta(volume.Path)))
+				Expect(script).To(MatchRegexp(`(?m)^done < <\(stat .* %s[ )]`, regexp.QuoteMeta(volume.Path)))
 			}
-			Expect(script).To(ContainSubstring("chgrp vcap /run/xtables.lock\nchmod 0660 /run/xtables.lock\n"))
+		})
+
+		// preparePaths runs the script's lines that prepare the paths bpm mounts, as root under `set -euo
+		// pipefail`, on paths under root instead, for nobody:nogroup instead of vcap; it returns the
+		// commands they ran.
+		preparePaths := func(root string) []string {
+			block := regexp.MustCompile(`(?ms)^job_user=vcap job_group=vcap\n.*?^  chmod 0660 /run/xtables.lock\nfi\n`).FindString(script)
+			Expect(block).NotTo(BeEmpty())
+			block = strings.Replace(block, "job_user=vcap job_group=vcap", "job_user=nobody job_group=nogroup", 1)
+			block = regexp.MustCompile(`/var/vcap/sys/run/flanneld|/run/flannel\b|/run/xtables\.lock`).ReplaceAllString(block, root+"$0")
+			// Every command the block runs is logged: bash's builtins are not.
+			bin := GinkgoT().TempDir()
+			for _, command := range []string{"stat", "install", "rm", "touch", "chgrp", "chmod"} {
+				wrapper := fmt.Sprintf("#!/bin/sh\necho %s >>%s/ran\nexec /usr/bin/%s \"$@\"\n", command, bin, command)
+				Expect(os.WriteFile(filepath.Join(bin, command), []byte(wrapper), 0o755)).To(Succeed())
+			}
+			cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+block)
+			cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin")
+			out, err := cmd.CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), string(out))
+			ran, err := os.ReadFile(filepath.Join(bin, "ran"))
+			if os.IsNotExist(err) {
+				return nil
+			}
+			Expect(err).NotTo(HaveOccurred())
+			return strings.Fields(string(ran))
+		}
+
+		It("makes each path bpm mounts what flanneld needs, then on the next start runs nothing but one stat", func() {
+			root := GinkgoT().TempDir()
+			Expect(os.MkdirAll(filepath.Join(root, "var/vcap/sys/run"), 0o755)).To(Succeed())
+			Expect(os.MkdirAll(filepath.Join(root, "run"), 0o755)).To(Succeed())
+			Expect(preparePaths(root)).To(ContainElements("install", "touch", "chgrp", "chmod"))
+
+			expectPath := func(path string, mode os.FileMode, uid, gid uint32) {
+				info, err := os.Lstat(filepath.Join(root, path))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(info.Mode()).To(Equal(mode), path)
+				stat := info.Sys().(*syscall.Stat_t)
+				Expect([]uint32{stat.Uid, stat.Gid}).To(Equal([]uint32{uid, gid}), path)
+			}
+			expectPath("var/vcap/sys/run/flanneld", os.ModeDir|0o750, 65534, 65534)
+			expectPath("run/flannel", os.ModeDir|0o755, 0, 0)
+			expectPath("run/xtables.lock", 0o660, 0, 65534)
+			Expect(preparePaths(root)).To(Equal([]string{"stat"}))
+
+			// iptables writes nothing into its lock, but someone else may have: a lock with content is kept.
+			Expect(os.WriteFile(filepath.Join(root, "run/xtables.lock"), []byte("x"), 0o660)).To(Succeed())
+			Expect(preparePaths(root)).To(Equal([]string{"stat"}))
+		})
+
+		It("puts back each path's owner and mode when something changed them", func() {
+			root := GinkgoT().TempDir()
+			Expect(os.MkdirAll(filepath.Join(root, "var/vcap/sys/run/flanneld"), 0o777)).To(Succeed())
+			Expect(os.MkdirAll(filepath.Join(root, "run"), 0o755)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(root, "run/xtables.lock"), nil, 0o644)).To(Succeed())
+			Expect(os.Symlink(root, filepath.Join(root, "run/flannel"))).To(Succeed())
+			preparePaths(root)
+			info, err := os.Lstat(filepath.Join(root, "var/vcap/sys/run/flanneld"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(info.Mode()).To(Equal(os.ModeDir | 0o750))
+			Expect(info.Sys().(*syscall.Stat_t).Uid).To(BeEquivalentTo(65534))
+			info, err = os.Lstat(filepath.Join(root, "run/xtables.lock"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(info.Mode()).To(Equal(os.FileMode(0o660)))
+			info, err = os.Lstat(filepath.Join(root, "run/flannel"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(info.Mode()).To(Equal(os.ModeDir | 0o755))
 		})
 
 		// takeBack runs the script's lines that make /run/flannel root's alone, as root under `set -euo
 		// pipefail`, on dir instead.
 		takeBack := func(dir string) {
-			block := regexp.MustCompile(`(?ms)^if \[\[ -L /run/flannel .*?^install -d -o root -g root -m 0755 /run/flannel\n`).FindString(script)
-			Expect(block).NotTo(BeEmpty())
-			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+strings.ReplaceAll(block, "/run/flannel", dir)).CombinedOutput()
+			block := regexp.MustCompile(`(?ms)^job_user=vcap job_group=vcap\n.*?^done < <\(stat .*?\n|^if \[\[ \$\{found\[/run/flannel\].*?^fi\n`).FindAllString(script, -1)
+			Expect(block).To(HaveLen(2))
+			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+strings.ReplaceAll(strings.Join(block, ""), "/run/flannel", dir)).CombinedOutput()
 			Expect(err).NotTo(HaveOccurred(), string(out))
 			info, err := os.Lstat(dir)
 			Expect(err).NotTo(HaveOccurred())
@@ -145,27 +213,95 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			Expect(filepath.Join(dir, "subnet.env")).To(BeAnExistingFile())
 		})
 
+		// kernel runs the script's lines that set up the kernel, on files under root instead of /proc/sys, with a
+		// modprobe that fails.
+		kernel := func(root string) (string, error) {
+			block := regexp.MustCompile(`(?ms)^set_kernel\(\) \{\n.*?^set_kernel /proc/sys/net/ipv4/ip_forward 1\n`).FindString(script)
+			Expect(block).To(ContainSubstring("modprobe br_netfilter ||"))
+			block = strings.ReplaceAll(block, "/proc/sys/", root+"/")
+			out, err := exec.Command("bash", "-c", "set -euo pipefail\nmodprobe() { return 1; }\n"+block).CombinedOutput()
+			return string(out), err
+		}
+
 		It("sets up the kernel for pod traffic, as pre-start used to", func() {
-			Expect(script).To(ContainSubstring("modprobe br_netfilter ||"))
-			Expect(script).To(ContainSubstring("sysctl -q -e -w net.bridge.bridge-nf-call-iptables=1\n"))
-			Expect(script).To(ContainSubstring("sysctl -q -w net.ipv4.ip_forward=1\n"))
+			root := GinkgoT().TempDir()
+			for _, setting := range []string{"net/bridge/bridge-nf-call-iptables", "net/ipv4/ip_forward"} {
+				Expect(os.MkdirAll(filepath.Dir(filepath.Join(root, setting)), 0o755)).To(Succeed())
+				Expect(os.WriteFile(filepath.Join(root, setting), []byte("0\n"), 0o644)).To(Succeed())
+			}
+			out, err := kernel(root)
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(os.ReadFile(filepath.Join(root, "net/bridge/bridge-nf-call-iptables"))).To(Equal([]byte("1\n")))
+			Expect(os.ReadFile(filepath.Join(root, "net/ipv4/ip_forward"))).To(Equal([]byte("1\n")))
+			Expect(out).To(BeEmpty())
+		})
+
+		It("goes on without bridge-nf-call-iptables when br_netfilter cannot be loaded, and says so", func() {
+			root := GinkgoT().TempDir()
+			Expect(os.MkdirAll(filepath.Join(root, "net/ipv4"), 0o755)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(root, "net/ipv4/ip_forward"), []byte("0\n"), 0o644)).To(Succeed())
+			out, err := kernel(root)
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(out).To(ContainSubstring("br_netfilter not loaded"))
+			Expect(os.ReadFile(filepath.Join(root, "net/ipv4/ip_forward"))).To(Equal([]byte("1\n")))
+		})
+
+		It("calls bpm only to start flanneld: a Go program's start delays the start", func() {
+			Expect(strings.Count(script, "/var/vcap/jobs/bpm/bin/bpm ")).To(Equal(1))
 		})
 
 		It("hands over to bpm", func() {
 			Expect(script).To(HaveSuffix("\nexec /var/vcap/jobs/bpm/bin/bpm start flanneld\n"))
 		})
 
+		// bpmPidfile is where bpm keeps flanneld's PID, which monit watches.
+		const bpmPidfile = "/var/vcap/sys/run/bpm/flanneld/flanneld.pid"
+
+		// whetherRuns is the script's lines that tell from bpm's pidfile whether flanneld runs, which the blocks
+		// below rely on.
+		whetherRuns := func() string {
+			block := regexp.MustCompile(`(?ms)^bpm_pidfile=.*?^if \[\[ \$pid .*?^fi\n`).FindString(script)
+			Expect(block).To(HavePrefix("bpm_pidfile=" + bpmPidfile + "\n"))
+			return block
+		}
+
+		// runsBlock runs whetherRuns and then block, as root under `set -euo pipefail`, with bpm's pidfile at
+		// pidfile, which names a live process if flanneldRuns, and the status file at status.
+		runsBlock := func(block, pidfile, status string, flanneldRuns bool) (string, error) {
+			if flanneldRuns {
+				Expect(os.MkdirAll(filepath.Dir(pidfile), 0o755)).To(Succeed())
+				Expect(os.WriteFile(pidfile, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644)).To(Succeed())
+			}
+			block = strings.ReplaceAll(whetherRuns()+block, bpmPidfile, pidfile)
+			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+strings.ReplaceAll(block, statusFile, status)).CombinedOutput()
+			return string(out), err
+		}
+
+		DescribeTable("flanneld runs only if bpm's pidfile names a live process",
+			func(content []byte, runs bool) {
+				pidfile := filepath.Join(GinkgoT().TempDir(), "flanneld.pid")
+				if content != nil {
+					Expect(os.WriteFile(pidfile, content, 0o644)).To(Succeed())
+				}
+				out, err := runsBlock(`echo "running=$running"`, pidfile, statusFile, false)
+				Expect(err).NotTo(HaveOccurred(), out)
+				Expect(out).To(Equal(fmt.Sprintf("running=%t\n", runs)))
+			},
+			Entry("no pidfile", nil, false),
+			Entry("an empty pidfile (left by an earlier start)", []byte{}, false),
+			Entry("a live process", []byte(fmt.Sprintf("%d\n", os.Getpid())), true),
+			Entry("a dead process", []byte(fmt.Sprintf("%d\n", deadPID())), false),
+			Entry("no number", []byte("$(id)\n"), false),
+			Entry("PID 0, which kill takes for its own group", []byte("0\n"), false),
+		)
+
 		// clearStatus runs the script's lines that clear an earlier run's status, as root under `set -euo
 		// pipefail`, with a bpm that says whether flanneld runs and the status file moved into a temporary
 		// directory (the rest of the script changes the host).
 		clearStatus := func(status string, flanneldRuns bool) (string, error) {
-			block := regexp.MustCompile(`(?ms)^if ! /var/vcap/jobs/bpm/bin/bpm pid flanneld .*?^fi\n`).FindString(script)
-			Expect(block).To(ContainSubstring(statusFile))
-			bpm := filepath.Join(GinkgoT().TempDir(), "bpm")
-			Expect(os.WriteFile(bpm, []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", map[bool]int{true: 0, false: 1}[flanneldRuns])), 0o755)).To(Succeed())
-			block = strings.ReplaceAll(strings.ReplaceAll(block, "/var/vcap/jobs/bpm/bin/bpm", bpm), statusFile, status)
-			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+block).CombinedOutput()
-			return string(out), err
+			block := regexp.MustCompile(`(?ms)^status=.*?^fi\n`).FindString(script)
+			Expect(block).To(HavePrefix("status=" + statusFile + "\n"))
+			return runsBlock(block, filepath.Join(GinkgoT().TempDir(), "flanneld.pid"), status, flanneldRuns)
 		}
 
 		// flanneld's container (vcap) can write in the status file's directory: whatever it left at the path,
@@ -211,14 +347,9 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 		// placeholder runs the script's lines that leave bpm an empty pidfile, with a bpm that says whether
 		// flanneld runs and the pidfile moved into a temporary directory.
 		placeholder := func(pidfile string, flanneldRuns bool) (string, error) {
-			const bpmPidfile = "/var/vcap/sys/run/bpm/flanneld/flanneld.pid"
-			block := regexp.MustCompile(`(?ms)^bpm_pidfile=.*?^fi\n`).FindString(script)
-			Expect(block).To(ContainSubstring(bpmPidfile))
-			bpm := filepath.Join(GinkgoT().TempDir(), "bpm")
-			Expect(os.WriteFile(bpm, []byte(fmt.Sprintf("#!/bin/sh\nexit %d\n", map[bool]int{true: 0, false: 1}[flanneldRuns])), 0o755)).To(Succeed())
-			block = strings.ReplaceAll(strings.ReplaceAll(block, "/var/vcap/jobs/bpm/bin/bpm", bpm), bpmPidfile, pidfile)
-			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+block).CombinedOutput()
-			return string(out), err
+			block := regexp.MustCompile(`(?ms)^if \[\[ \$running == false && ! -e \$bpm_pidfile \]\]; then\n.*?^fi\n`).FindString(script)
+			Expect(block).NotTo(BeEmpty())
+			return runsBlock(block, pidfile, statusFile, flanneldRuns)
 		}
 
 		// After a reboot bpm 0.12.2 cannot clean up the dead container without its pidfile (it removes it with
@@ -230,17 +361,18 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			Expect(os.ReadFile(pidfile)).To(BeEmpty())
 		})
 
-		It("leaves bpm's pidfile alone when there is one, or when flanneld runs", func() {
+		It("leaves bpm's pidfile alone when there is one, and what it says when flanneld runs", func() {
 			pidfile := filepath.Join(GinkgoT().TempDir(), "flanneld.pid")
-			Expect(os.WriteFile(pidfile, []byte("4242\n"), 0o644)).To(Succeed())
+			dead := []byte(fmt.Sprintf("%d\n", deadPID()))
+			Expect(os.WriteFile(pidfile, dead, 0o644)).To(Succeed())
 			out, err := placeholder(pidfile, false)
 			Expect(err).NotTo(HaveOccurred(), out)
-			Expect(os.ReadFile(pidfile)).To(Equal([]byte("4242\n")))
+			Expect(os.ReadFile(pidfile)).To(Equal(dead))
 
-			missing := filepath.Join(GinkgoT().TempDir(), "none", "flanneld.pid")
-			out, err = placeholder(missing, true)
+			live := filepath.Join(GinkgoT().TempDir(), "live", "flanneld.pid")
+			out, err = placeholder(live, true)
 			Expect(err).NotTo(HaveOccurred(), out)
-			Expect(missing).NotTo(BeAnExistingFile())
+			Expect(os.ReadFile(live)).To(Equal([]byte(fmt.Sprintf("%d\n", os.Getpid()))))
 		})
 
 		It("leaves the status of a flanneld that still runs", func() {
@@ -280,3 +412,10 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 		})
 	})
 })
+
+// deadPID is the PID of a process that has ended and been reaped.
+func deadPID() int {
+	cmd := exec.Command("true")
+	Expect(cmd.Run()).To(Succeed())
+	return cmd.Process.Pid
+}

@@ -33,13 +33,15 @@ const (
 type startup struct {
 	worker  string
 	variant variant
-	first   bool          // the deploy's start: no lease in etcd yet
-	logExec time.Duration // launcher's log: "starting" to "flanneld started" (launcher only)
-	procExe time.Duration // /proc start times: launcher process to flanneld process (launcher only)
-	bpmExec time.Duration // the start program's run (bin/start, or bpm start -p static) to flanneld's /proc start (restarts)
-	bpmStop time.Duration // monit's stop program (bpm stop) of the previous run (launcher restarts only)
-	subnet  time.Duration // /proc start time of the job's process to subnet.env's modification time
-	program time.Duration // start program run (bin/start, or bpm start -p static) to flanneld's subnet file (restarts only)
+	first   bool            // the deploy's start: no lease in etcd yet
+	logExec time.Duration   // launcher's log: "starting" to "flanneld started" (launcher only)
+	procExe time.Duration   // /proc start times: launcher process to flanneld process (launcher only)
+	bpmExec time.Duration   // the start program's run (bin/start, or bpm start -p static) to flanneld's /proc start (restarts)
+	bpmStop time.Duration   // monit's stop program (bpm stop) of the previous run (launcher restarts only)
+	subnet  time.Duration   // /proc start time of the job's process to subnet.env's modification time
+	program time.Duration   // start program run (bin/start, or bpm start -p static) to flanneld's subnet file (restarts only)
+	phases  []time.Duration // flanneld's /proc start to each of flanneldPhases in its log (restarts only)
+	steps   []time.Duration // the launcher's /proc start to each of launcherSteps in its log (launcher only)
 }
 
 // launcherLine matches the launcher's log lines: "[tag] 2026-12-02T16:00:00.123456789Z INFO - message".
@@ -51,6 +53,12 @@ const launcherTime = "2006-01-02T15:04:05.000000000Z"
 // logEvent is the time of the last launcher log line after offset whose message starts with prefix, and
 // the rest of that message.
 func logEvent(path string, offset int64, prefix string) (time.Time, string, error) {
+	at, message, err := logMatch(path, offset, regexp.MustCompile("^"+regexp.QuoteMeta(prefix)))
+	return at, strings.TrimPrefix(message, prefix), err
+}
+
+// logMatch is the time and message of the last launcher log line after offset whose message matches pattern.
+func logMatch(path string, offset int64, pattern *regexp.Regexp) (time.Time, string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return time.Time{}, "", bosherr.WrapErrorf(err, "Reading the launcher's log")
@@ -61,16 +69,16 @@ func logEvent(path string, offset int64, prefix string) (time.Time, string, erro
 	lines := strings.Split(string(data[offset:]), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		m := launcherLine.FindStringSubmatch(lines[i])
-		if m == nil || !strings.HasPrefix(m[2], prefix) {
+		if m == nil || !pattern.MatchString(m[2]) {
 			continue
 		}
 		at, err := time.ParseInLocation(launcherTime, m[1], time.Local)
 		if err != nil {
 			return time.Time{}, "", bosherr.WrapErrorf(err, "Parsing the time of '%s'", lines[i])
 		}
-		return at, strings.TrimPrefix(m[2], prefix), nil
+		return at, m[2], nil
 	}
-	return time.Time{}, "", bosherr.Errorf("No '%s' in %s after byte %d", prefix, path, offset)
+	return time.Time{}, "", bosherr.Errorf("No line matching '%s' in %s after byte %d", pattern, path, offset)
 }
 
 // firstStart measures the launcher's start in the first deploy, from what it left behind.
@@ -103,6 +111,9 @@ func startLauncher(w *worker.Worker) (startup, error) {
 	flanneldStart, err := procstats.Start(w.FlanneldPID())
 	s.bpmExec, s.bpmStop = flanneldStart.Sub(starting), stopped
 	if err != nil {
+		return s, err
+	}
+	if s.phases, err = phases(w.Path(launcherLog), offset, flanneldStart); err != nil {
 		return s, err
 	}
 	s.program, err = subnetWritten(w, flanneldSubnetFile, starting)
@@ -161,6 +172,7 @@ func measureLauncher(w *worker.Worker, offset int64) (startup, error) {
 		return s, err
 	}
 	s.procExe = flanneldStart.Sub(launcherStart)
+	s.steps = steps(path, offset, launcherStart)
 	s.subnet, err = subnetWritten(w, cluster.SubnetFile, launcherStart)
 	return s, err
 }
@@ -248,6 +260,8 @@ func printStartups(launcher, static []startup) {
 		restarts(launcher, func(s startup) time.Duration { return s.bpmExec }),
 		restarts(launcher, func(s startup) time.Duration { return s.bpmStop }))
 	program := func(s startup) time.Duration { return s.program }
+	fmt.Printf("  launcher under bpm: bin/start to the launcher's start %s\n",
+		restarts(launcher, func(s startup) time.Duration { return s.bpmExec - s.procExe }))
 	fmt.Printf("  static under bpm: bpm start -p %s to flanneld start %s\n", staticName,
 		restarts(static, func(s startup) time.Duration { return s.bpmExec }))
 	fmt.Printf("  start program to flanneld's subnet file: launcher (bin/start) %s; static (bpm start -p %s) %s; ratio of the medians %.2f\n",
@@ -255,6 +269,7 @@ func printStartups(launcher, static []startup) {
 	fmt.Printf("  flanneld's start to its subnet file: launcher %s; static %s\n",
 		restarts(launcher, func(s startup) time.Duration { return s.program - s.bpmExec }),
 		restarts(static, func(s startup) time.Duration { return s.program - s.bpmExec }))
+	printPhases(launcher, static)
 }
 
 // restarts summarises f over the samples that are not first starts.

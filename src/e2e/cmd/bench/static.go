@@ -78,6 +78,7 @@ func startStatic(w *worker.Worker) (startup, error) {
 	if _, err := stopFlanneld(w); err != nil {
 		return s, err
 	}
+	offset := fileSize(w.Path(staticLog))
 	starting := time.Now()
 	if _, err := w.VM.Run(bpmBin, "start", "flanneld", "-p", staticName); err != nil {
 		return s, err
@@ -91,6 +92,10 @@ func startStatic(w *worker.Worker) (startup, error) {
 	}
 	flanneldStart, err := procstats.Start(staticPID(w))
 	s.bpmExec = flanneldStart.Sub(starting)
+	if err != nil {
+		return s, err
+	}
+	s.phases, err = phases(w.Path(staticLog), offset, flanneldStart)
 	return s, err
 }
 
