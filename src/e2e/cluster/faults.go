@@ -425,9 +425,14 @@ func (c *Cluster) TimeLease(since time.Time, observer *worker.Worker, pid int, f
 }
 
 // putMarker writes the marker lease through etcd, with an etcd lease of its own so that flanneld's TTL look-up
-// succeeds (it also ends a marker left behind); revoke takes it away.
+// succeeds (it also ends a marker left behind); revoke takes it away. The grant is tried again for up to 30 s: a
+// fault or a reconnect just before may have the members electing a leader.
 func putMarker(etcd *master.Member) (revoke func(), err error) {
 	granted, err := etcd.Etcdctl("lease", "grant", "60")
+	for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		granted, err = etcd.Etcdctl("lease", "grant", "60")
+	}
 	fields := strings.Fields(granted) // lease 694d9a1c0d2e8f0a granted with TTL(60s)
 	if err != nil || len(fields) < 2 {
 		return nil, bosherr.Errorf("Granting the marker's etcd lease: %v '%s'", err, granted)
