@@ -411,34 +411,44 @@ func (c *Cluster) TimeLease(since time.Time, observer *worker.Worker, pid int, f
 	if Routes(observer, markerSubnet) {
 		return Failover{}, bosherr.Errorf("%s routes the marker's subnet %s before it is written", observer.Name, markerSubnet)
 	}
+	deadline := since.Add(bound)
+	dropped := droppedFrom(deadline, observer, pid, faulted)
 	revoke, err := putMarker(c.spared(faulted))
 	if err != nil {
+		<-dropped
 		return Failover{}, err
 	}
 	defer revoke()
 	leased := time.Since(since)
-	deadline := since.Add(bound)
 	routed := await(deadline, func() (string, bool) { return markerSubnet, Routes(observer, markerSubnet) })
-	dropped := droppedFrom(deadline, observer, pid, faulted)
 	route, drop := <-routed, <-dropped
 	return Failover{Dropped: drop.since(since), Leased: leased, Routed: route.since(since)}, nil
 }
 
 // putMarker writes the marker lease through etcd, with an etcd lease of its own so that flanneld's TTL look-up
-// succeeds (it also ends a marker left behind); revoke takes it away. The grant is tried again for up to 30 s: a
-// fault or a reconnect just before may have the members electing a leader.
+// succeeds (it also ends a marker left behind); revoke takes it away. Each request may take a second, and the whole
+// is tried again for up to 30 s: a fault or a reconnect just before may have the members electing a leader, and a
+// request forwarded to a black-holed leader would otherwise hang for etcdctl's whole timeout.
 func putMarker(etcd *master.Member) (revoke func(), err error) {
-	granted, err := etcd.Etcdctl("lease", "grant", "60")
-	for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); {
-		time.Sleep(500 * time.Millisecond)
-		granted, err = etcd.Etcdctl("lease", "grant", "60")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		revoke, err = putMarkerOnce(etcd)
+		if err == nil || time.Now().After(deadline) {
+			return revoke, err
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+func putMarkerOnce(etcd *master.Member) (revoke func(), err error) {
+	const timeout = "--command-timeout=1s" // the last of etcdctl's flags counts
+	granted, err := etcd.Etcdctl("lease", "grant", "60", timeout)
 	fields := strings.Fields(granted) // lease 694d9a1c0d2e8f0a granted with TTL(60s)
 	if err != nil || len(fields) < 2 {
 		return nil, bosherr.Errorf("Granting the marker's etcd lease: %v '%s'", err, granted)
 	}
 	revoke = func() { _, _ = etcd.Etcdctl("lease", "revoke", fields[1]) }
-	if _, err := etcd.Etcdctl("put", markerKey, markerValue, "--lease="+fields[1]); err != nil {
+	if _, err := etcd.Etcdctl("put", markerKey, markerValue, "--lease="+fields[1], timeout); err != nil {
 		revoke()
 		return nil, err
 	}
