@@ -45,8 +45,9 @@ func Subnet(w *worker.Worker) string {
 // markerKey is a lease that no worker holds, written and deleted to find a watch; flannel hands out
 // subnets at random, so the key is checked to be free first. Its attributes point at an address no VM has.
 const (
-	markerKey   = leasePrefix + "198.19.255.0-24"
-	markerValue = `{"PublicIP":"192.0.2.250","BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"02:00:c0:00:02:fa"}}`
+	markerKey    = leasePrefix + "198.19.255.0-24"
+	markerSubnet = "198.19.255.0/24"
+	markerValue  = `{"PublicIP":"192.0.2.250","BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"02:00:c0:00:02:fa"}}`
 )
 
 // WatchCarrier is the master whose connection carries flanneld's lease watch on w. flanneld keeps one
@@ -86,16 +87,11 @@ func (c *Cluster) carrierOnce(w *worker.Worker, pid int) (netip.Addr, error) {
 	if out, err := etcd.Etcdctl("get", markerKey, "--keys-only"); err != nil || strings.TrimSpace(out) != "" {
 		return netip.Addr{}, bosherr.Errorf("Marker lease %s is taken or unreadable: %v '%s'", markerKey, err, strings.TrimSpace(out))
 	}
-	// A TTL of its own, so that flanneld's TTL look-up succeeds; it also ends a marker left behind.
-	granted, err := etcd.Etcdctl("lease", "grant", "60")
-	fields := strings.Fields(granted) // lease 694d9a1c0d2e8f0a granted with TTL(60s)
-	if err != nil || len(fields) < 2 {
-		return netip.Addr{}, bosherr.Errorf("Granting the marker's etcd lease: %v '%s'", err, granted)
-	}
-	defer func() { _, _ = etcd.Etcdctl("lease", "revoke", fields[1]) }()
-	if _, err := etcd.Etcdctl("put", markerKey, markerValue, "--lease="+fields[1]); err != nil {
+	revoke, err := putMarker(etcd)
+	if err != nil {
 		return netip.Addr{}, err
 	}
+	defer revoke()
 	time.Sleep(time.Second) // every flanneld handles the write
 	before, err := etcdConns(w, pid)
 	if err != nil {
@@ -285,15 +281,7 @@ func (c *Cluster) TimeStart(newcomer *worker.Worker, since time.Time, observer *
 	if err != nil {
 		return Failover{}, err
 	}
-	dropped := await(deadline, func() (string, bool) {
-		conns, err := etcdConns(observer, pid)
-		for _, conn := range conns {
-			if conn.peer.Addr().Unmap() == faulted.Address {
-				return "", false
-			}
-		}
-		return faulted.Name, err == nil
-	})
+	dropped := droppedFrom(deadline, observer, pid, faulted)
 	if err := c.startWorker(newcomer); err != nil {
 		return Failover{}, err
 	}
@@ -411,4 +399,72 @@ func Routes(w *worker.Worker, flannelSubnet string) bool {
 	}
 	routes, err := flannelRoutes(w)
 	return err == nil && routes[subnet.Masked().String()]
+}
+
+// TimeLease times, for the flanneld with process id pid on observer, a lease written into etcd (through a member
+// the fault spares) right after a fault of faulted at since, as a new worker's flanneld writes its own: when
+// observer's flanneld has dropped its connections to faulted, and when it routes the lease's subnet through
+// flannel.1. A new VM takes seconds to write its lease; this one is in etcd at once, so the route times observer's
+// failover alone. The lease is the watch marker's, revoked before it returns; a time that did not come within bound
+// is zero.
+func (c *Cluster) TimeLease(since time.Time, observer *worker.Worker, pid int, faulted *master.Member, bound time.Duration) (Failover, error) {
+	if Routes(observer, markerSubnet) {
+		return Failover{}, bosherr.Errorf("%s routes the marker's subnet %s before it is written", observer.Name, markerSubnet)
+	}
+	deadline := since.Add(bound)
+	dropped := droppedFrom(deadline, observer, pid, faulted)
+	revoke, err := putMarker(c.spared(faulted))
+	if err != nil {
+		<-dropped
+		return Failover{}, err
+	}
+	defer revoke()
+	leased := time.Since(since)
+	routed := await(deadline, func() (string, bool) { return markerSubnet, Routes(observer, markerSubnet) })
+	route, drop := <-routed, <-dropped
+	return Failover{Dropped: drop.since(since), Leased: leased, Routed: route.since(since)}, nil
+}
+
+// putMarker writes the marker lease through etcd, with an etcd lease of its own so that flanneld's TTL look-up
+// succeeds (it also ends a marker left behind); revoke takes it away. Each request may take a second, and the whole
+// is tried again for up to 30 s: a fault or a reconnect just before may have the members electing a leader, and a
+// request forwarded to a black-holed leader would otherwise hang for etcdctl's whole timeout.
+func putMarker(etcd *master.Member) (revoke func(), err error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		revoke, err = putMarkerOnce(etcd)
+		if err == nil || time.Now().After(deadline) {
+			return revoke, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func putMarkerOnce(etcd *master.Member) (revoke func(), err error) {
+	const timeout = "--command-timeout=1s" // the last of etcdctl's flags counts
+	granted, err := etcd.Etcdctl("lease", "grant", "60", timeout)
+	fields := strings.Fields(granted) // lease 694d9a1c0d2e8f0a granted with TTL(60s)
+	if err != nil || len(fields) < 2 {
+		return nil, bosherr.Errorf("Granting the marker's etcd lease: %v '%s'", err, granted)
+	}
+	revoke = func() { _, _ = etcd.Etcdctl("lease", "revoke", fields[1]) }
+	if _, err := etcd.Etcdctl("put", markerKey, markerValue, "--lease="+fields[1], timeout); err != nil {
+		revoke()
+		return nil, err
+	}
+	return revoke, nil
+}
+
+// droppedFrom awaits the moment when the flanneld with process id pid on observer has no connection left to
+// faulted.
+func droppedFrom(deadline time.Time, observer *worker.Worker, pid int, faulted *master.Member) <-chan sighting {
+	return await(deadline, func() (string, bool) {
+		conns, err := etcdConns(observer, pid)
+		for _, conn := range conns {
+			if conn.peer.Addr().Unmap() == faulted.Address {
+				return "", false
+			}
+		}
+		return faulted.Name, err == nil
+	})
 }

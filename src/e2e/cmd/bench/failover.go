@@ -8,9 +8,10 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
-// failover times, for variant v on worker-0, a new worker's start while the member carrying worker-0's
-// flanneld watch is black-holed (src/e2e/faults does the same for the launcher): from the fault to worker-0
-// routing the new worker's subnet through flannel.1, given up after limit. Then it reconnects the member.
+// failover times, for variant v on worker-0, a lease written at once (leaseFailover), then a new worker's start,
+// each while the member carrying worker-0's flanneld watch is black-holed (src/e2e/faults does the same for the
+// launcher): from the fault to worker-0 routing the new subnet through flannel.1, given up after limit. Then it
+// reconnects the member.
 func failover(c *cluster.Cluster, v variant, limit time.Duration) error {
 	observer := c.Workers()[0]
 	pid, err := startVariant(observer, v)
@@ -18,6 +19,9 @@ func failover(c *cluster.Cluster, v variant, limit time.Duration) error {
 		return err
 	}
 	time.Sleep(3 * time.Second) // flanneld's watch is up
+	if err := leaseFailover(c, v, observer, pid, limit); err != nil {
+		return err
+	}
 	carrier, err := c.WatchCarrierOf(observer, pid)
 	if err != nil {
 		return err
@@ -51,6 +55,34 @@ func failover(c *cluster.Cluster, v variant, limit time.Duration) error {
 		fmt.Printf("  after the reconnect: %s\n", routedAfter(observer, newcomer, reconnected, 2*time.Minute))
 	}
 	return nil
+}
+
+// leaseFailover times observer's failover alone: the member carrying the watch of flanneld (process id pid) is
+// black-holed and a lease written into etcd at once, as a new worker's flanneld would write it once its VM has
+// started; then the member is reconnected.
+func leaseFailover(c *cluster.Cluster, v variant, observer *worker.Worker, pid int, limit time.Duration) error {
+	carrier, err := c.WatchCarrierOf(observer, pid)
+	if err != nil {
+		return err
+	}
+	if err := leasesReadable(c); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := c.BlackHole(carrier); err != nil {
+		return err
+	}
+	f, err := c.TimeLease(start, observer, pid, carrier, limit)
+	if err != nil {
+		return err
+	}
+	c.Logf("%s: reconnecting %s", v, carrier.Name)
+	if err := c.Reconnect(carrier); err != nil {
+		return err
+	}
+	fmt.Printf("failover, %s on %s, %s black-holed (watch on it), a lease written %.1f s after: routed %s; connections to it gone %s\n",
+		v, observer.Name, carrier.Name, f.Leased.Seconds(), seen(f.Routed, limit), seen(f.Dropped, limit))
+	return carrier.WaitHealthy(2 * time.Minute)
 }
 
 // leasesReadable waits out a leader election that the last reconnect may have started (TimeStart lists
