@@ -20,6 +20,9 @@ type Job struct {
 	Name     string
 	Files    map[string][]byte
 	Packages []string
+	// PackageDirs are the compiled packages of the job's release version, by name; a package not here is the
+	// agent's (Agent.Packages).
+	PackageDirs map[string]string
 	// RenderedOnly: the simulated VM does not run the job (kubo's kubelet, say). Of such a job the agent lays
 	// out only the packages it has, where the job finds them; the job has no files and no part in the lifecycle.
 	RenderedOnly bool

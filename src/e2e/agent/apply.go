@@ -75,10 +75,17 @@ func (a *Agent) installPackages(job Job) error {
 	dir := jobDir(job)
 	linked := false
 	for _, name := range job.Packages {
-		if _, ok := a.Packages[name]; !ok && job.RenderedOnly {
+		src, ok := job.PackageDirs[name]
+		if !ok {
+			src, ok = a.Packages[name]
+		}
+		if !ok && job.RenderedOnly {
 			continue
 		}
-		pkg, err := a.installPackage(name)
+		if !ok {
+			return bosherr.Errorf("No compiled package '%s' for %s", name, a.VM.Name)
+		}
+		pkg, err := a.installPackage(name, src)
 		if err != nil {
 			return err
 		}
@@ -122,13 +129,9 @@ func withShim(monitFile []byte, shim string) []byte {
 	return program.ReplaceAll(monitFile, []byte("${1}/usr/bin/env BASH_ENV="+shim+" "))
 }
 
-// installPackage copies a compiled package onto the VM as hard links (cheap, and real files, which bpm's
-// mounts need: a link out of /var/vcap would dangle inside a container), and returns where it lies.
-func (a *Agent) installPackage(name string) (string, error) {
-	src, ok := a.Packages[name]
-	if !ok {
-		return "", bosherr.Errorf("No compiled package '%s' for %s", name, a.VM.Name)
-	}
+// installPackage copies the compiled package name from src onto the VM as hard links (cheap, and real files,
+// which bpm's mounts need: a link out of /var/vcap would dangle inside a container), and returns where it lies.
+func (a *Agent) installPackage(name, src string) (string, error) {
 	src, err := filepath.EvalSymlinks(src)
 	if err != nil {
 		return "", bosherr.WrapErrorf(err, "Finding compiled package %s", name)

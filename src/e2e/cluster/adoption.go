@@ -67,7 +67,9 @@ func (c *Cluster) loadKubo(store string) error {
 	if err != nil {
 		return err
 	}
-	c.release = c.releasesOf(before.Deployment, c.runs)
+	if c.release, err = c.releasesOf(before, c.runs); err != nil {
+		return err
+	}
 	c.kubo, c.update = c.release, before.Update
 	return nil
 }

@@ -53,7 +53,10 @@ type Config struct {
 	Lane     Lane   // the manifest and the release versions
 	// Kubo, when set, starts the deployment as a CFCR cluster runs before it adopts flannel-dns (kubo.go).
 	Kubo *Kubo
-	Logf func(format string, args ...any)
+	// Previous, when set, is a final release of flannel-dns uploaded before this checkout's dev release: the
+	// cluster deploys it, with the ops-files as they are, until Upgrade (upgrade.go).
+	Previous *director.Release
+	Logf     func(format string, args ...any)
 }
 
 func (cfg Config) bosh() string  { return filepath.Join(cfg.Cache, "bin", "bosh") }
@@ -81,12 +84,12 @@ func (cfg Config) releases() map[string]director.Release {
 		return director.Release{Jobs: filepath.Join(cfg.releaseDir(name, version), "jobs"), Version: version}
 	}
 	return map[string]director.Release{
-		"flannel-dns": {Jobs: filepath.Join(cfg.Repo, "jobs"), Version: "0+dev.1"},
-		"bpm":         unpacked("bpm", cfg.Lane.BPM),
-		"bosh-dns":    unpacked("bosh-dns", cfg.Lane.BoshDNS),
-		"kubo":        unpacked("kubo-release", cfg.Lane.Kubo),
-		"cfcr-etcd":   unpacked("cfcr-etcd-release", cfg.Lane.CfcrEtcd),
-		"docker":      unpacked("docker-boshrelease", cfg.Lane.Docker),
+		ReleaseName: cfg.dev(),
+		"bpm":       unpacked("bpm", cfg.Lane.BPM),
+		"bosh-dns":  unpacked("bosh-dns", cfg.Lane.BoshDNS),
+		"kubo":      unpacked("kubo-release", cfg.Lane.Kubo),
+		"cfcr-etcd": unpacked("cfcr-etcd-release", cfg.Lane.CfcrEtcd),
+		"docker":    unpacked("docker-boshrelease", cfg.Lane.Docker),
 	}
 }
 
@@ -138,6 +141,7 @@ type Cluster struct {
 	pods       map[string][]*cni.Pod // by worker name
 	launched   chan error            // the deploy that LaunchWorker started
 	adopted    bool                  // a Kubo deployment has been switched to flannel-dns (Adopt)
+	upgraded   bool                  // a deployment of the Previous release has been switched to the dev release (Upgrade)
 	// Rolling, when set, runs each instance's update in a roll (update) and may act around it.
 	Rolling func(instance string, update func() error) error
 }

@@ -13,7 +13,6 @@ import (
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
-	"github.com/flannel-dns/flannel-dns/src/director/placement"
 	"github.com/flannel-dns/flannel-dns/src/director/templates"
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
 	"github.com/flannel-dns/flannel-dns/src/e2e/boshdns"
@@ -48,7 +47,15 @@ func (c *Cluster) loadDeployments() error {
 	if c.cfg.Kubo != nil && !c.adopted {
 		return c.loadKubo(store)
 	}
-	adopted, err := manifest.Build(c.cfg.source(store, append(c.cfg.opsFiles(), c.extraOps...)...))
+	ops := c.cfg.opsFiles()
+	if c.cfg.Previous == nil || c.upgraded {
+		dev, err := c.cfg.devRelease()
+		if err != nil {
+			return err
+		}
+		ops = append(ops, dev)
+	}
+	adopted, err := manifest.Build(c.cfg.source(store, append(ops, c.extraOps...)...))
 	if err != nil {
 		return err
 	}
@@ -56,10 +63,12 @@ func (c *Cluster) loadDeployments() error {
 	if err != nil {
 		return err
 	}
-	c.release = c.releasesOf(adopted.Deployment, c.runs)
-	c.kubo = c.releasesOf(before.Deployment, func(string, string) bool { return false })
+	if c.release, err = c.releasesOf(adopted, c.runs); err != nil {
+		return err
+	}
+	c.kubo, err = c.releasesOf(before, func(string, string) bool { return false })
 	c.update = adopted.Update
-	return nil
+	return err
 }
 
 // persistentDiskMiB is the masters' persistent disk in the CFCR manifests.
@@ -68,10 +77,19 @@ const persistentDiskMiB = 5120
 // boshNetwork is the instances' network as the director describes it to the jobs.
 var boshNetwork = director.Network{Name: NetworkName, Netmask: "255.255.255.0", Gateway: gateway.Addr().String()}
 
-// releasesOf renders the jobs of d with the director's template code; run says which of them the VMs run.
-func (c *Cluster) releasesOf(d placement.Deployment, run func(release, job string) bool) *director.Releases {
-	return &director.Releases{Placed: d, Dirs: c.cfg.releases(), Runs: run, Network: boshNetwork,
-		Templates: templates.Renderer{Lib: c.cfg.directorLib()}}
+// releasesOf renders the jobs of d with the director's template code, flannel-dns's from the upload of the
+// version d names; run says which of them the VMs run.
+func (c *Cluster) releasesOf(d manifest.Deployment, run func(release, job string) bool) (*director.Releases, error) {
+	dirs := c.cfg.releases()
+	if version, ok := d.Releases[ReleaseName]; ok {
+		picked, err := director.Pick(ReleaseName, version, c.cfg.uploaded())
+		if err != nil {
+			return nil, err
+		}
+		dirs[ReleaseName] = picked
+	}
+	return &director.Releases{Placed: d.Deployment, Dirs: dirs, Runs: run, Network: boshNetwork,
+		Templates: templates.Renderer{Lib: c.cfg.directorLib()}}, nil
 }
 
 // runs tells which jobs the simulated VMs run: this release's, bpm's, bosh-dns's, cfcr-etcd's etcd, docker's

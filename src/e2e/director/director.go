@@ -112,11 +112,14 @@ func hash(jobs []agent.Job) string {
 			h.Write(job.Files[dest])
 			h.Write([]byte("\x00"))
 		}
+		for _, name := range sortedKeys(job.PackageDirs) {
+			h.Write([]byte(name + "=" + job.PackageDirs[name] + "\x00"))
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func sortedKeys(files map[string][]byte) []string {
+func sortedKeys[V any](files map[string]V) []string {
 	keys := make([]string, 0, len(files))
 	for k := range files {
 		keys = append(keys, k)

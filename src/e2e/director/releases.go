@@ -38,6 +38,26 @@ type Releases struct {
 // Release is where a release's jobs are, and its version as spec.release shows it.
 type Release struct {
 	Jobs, Version string
+	// Packages are its compiled packages by name, where it has them here (nil: the agent's own). Another
+	// directory for a package a job names updates the instance, as a new package version does on BOSH.
+	Packages map[string]string
+}
+
+// Pick is the upload of a release that a manifest names at version, as the director looks it up: "latest" is
+// the last one uploaded (the highest version, as uploads here come in ascending order).
+func Pick(name, version string, uploaded []Release) (Release, error) {
+	if len(uploaded) == 0 {
+		return Release{}, bosherr.Errorf("Release '%s' doesn't exist", name)
+	}
+	if version == "latest" {
+		return uploaded[len(uploaded)-1], nil
+	}
+	for _, r := range uploaded {
+		if r.Version == version {
+			return r, nil
+		}
+	}
+	return Release{}, bosherr.Errorf("Release version '%s/%s' doesn't exist", name, version)
 }
 
 // Network is the instances' BOSH network as spec.networks shows it.
@@ -72,9 +92,20 @@ func (r *Releases) Render(inst Instance, deployment []Instance) ([]agent.Job, er
 	rendered := make([]agent.Job, len(group.Jobs))
 	for i, j := range group.Jobs {
 		rendered[i] = agent.Job{Name: j.Name, Files: files[i], Packages: jobs[i].Spec.Packages,
-			RenderedOnly: !r.Runs(j.Release, j.Name)}
+			PackageDirs: packageDirs(r.Dirs[j.Release].Packages, jobs[i].Spec.Packages), RenderedOnly: !r.Runs(j.Release, j.Name)}
 	}
 	return rendered, nil
+}
+
+// packageDirs are the directories of the packages a job names, of those its release has here.
+func packageDirs(compiled map[string]string, names []string) map[string]string {
+	dirs := map[string]string{}
+	for _, name := range names {
+		if dir, ok := compiled[name]; ok {
+			dirs[name] = dir
+		}
+	}
+	return dirs
 }
 
 func (r *Releases) render(inst templates.Instance, jobs []templates.Job) ([]map[string][]byte, error) {

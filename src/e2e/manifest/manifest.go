@@ -20,6 +20,8 @@ import (
 type Deployment struct {
 	placement.Deployment
 	Update Update
+	// Releases are the versions the manifest names, by release name ("latest" as written).
+	Releases map[string]string
 }
 
 // Update is the manifest's update block: how the director rolls instances.
@@ -66,7 +68,28 @@ func Build(src Source) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
-	return Deployment{Deployment: placed, Update: update}, nil
+	releases, err := releasesOf(raw)
+	if err != nil {
+		return Deployment{}, err
+	}
+	return Deployment{Deployment: placed, Update: update, Releases: releases}, nil
+}
+
+func releasesOf(raw []byte) (map[string]string, error) {
+	var m struct {
+		Releases []struct {
+			Name    string `yaml:"name"`
+			Version string `yaml:"version"`
+		} `yaml:"releases"`
+	}
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, bosherr.WrapError(err, "Parsing the manifest's releases")
+	}
+	versions := map[string]string{}
+	for _, r := range m.Releases {
+		versions[r.Name] = r.Version
+	}
+	return versions, nil
 }
 
 func updateOf(raw []byte) (Update, error) {
