@@ -10,6 +10,7 @@ import (
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
@@ -95,4 +96,22 @@ func writeOps(ops string) string {
 	path := filepath.Join(GinkgoT().TempDir(), "ops.yml")
 	Expect(os.WriteFile(path, []byte(ops), 0o600)).To(Succeed())
 	return path
+}
+
+// newestFinal is the highest final release version in releases/flannel-dns/index.yml.
+func newestFinal() string {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "releases", "flannel-dns", "index.yml"))
+	Expect(err).NotTo(HaveOccurred())
+	var index struct {
+		Builds map[string]struct{ Version string } `yaml:"builds"`
+	}
+	Expect(yaml.Unmarshal(data, &index)).To(Succeed())
+	newest := 0
+	for _, b := range index.Builds {
+		v, err := strconv.Atoi(b.Version)
+		Expect(err).NotTo(HaveOccurred(), "final version %q is not a number", b.Version)
+		newest = max(newest, v)
+	}
+	Expect(newest).To(BeNumerically(">", 0), "no final release in the index")
+	return strconv.Itoa(newest)
 }

@@ -33,8 +33,8 @@ var _ = Describe("the swap-in ops-files", func() {
 				after = viewOf(f.adopted())
 			})
 
-			It("adds the flannel-dns release", func() {
-				Expect(after.Releases).To(ContainElement(release{Name: "flannel-dns", Version: "latest"}))
+			It("adds the flannel-dns release at the newest final version, the one it was tested with", func() {
+				Expect(after.Releases).To(ContainElement(release{Name: "flannel-dns", Version: newestFinal()}))
 			})
 
 			It("moves flanneld to flannel-dns wherever it runs, keeping kubo's properties", func() {
