@@ -69,11 +69,13 @@ echo "dpkg on a simulated VM installs nothing: dpkg $*" >&2
 // cgroupView gives the VM a /sys/fs/cgroup of its own, a tmpfs holding the host's hierarchies (bound, so that
 // bpm's and the VM's cgroups are where the harness looks): docker's start (cgroupfs-mount) makes a directory there
 // for every controller that has none and mounts it, which on the host's tmpfs left empty directories that runc
-// then took for hierarchies. A controller without a hierarchy gets an empty read-only tmpfs at its path instead,
-// so that cgroupfs-mount finds a mount point there and leaves it alone: a v1 hierarchy, once mounted, lives on in
-// the kernel (sockets pin net_cls and net_prio) and runc then puts every container in it, on every VM and on the
-// host, where no mount shows it. (A controller that has a hierarchy no mount shows is left as it is: runc would
-// try to make its cgroups on the stand-in.)
+// then took for hierarchies. A controller without a hierarchy gets an empty tmpfs at its path instead, so that
+// cgroupfs-mount finds a mount point there and leaves it alone: a v1 hierarchy, once mounted, lives on in the
+// kernel (sockets pin net_cls and net_prio) and runc then puts every container in it, on every VM and on the
+// host, where no mount shows it. The stand-in stays writable: bpm 0.12.2 chmods every enabled controller's mount
+// point before it mounts the controller there, as on a stemcell, and refused to start any job on a read-only one
+// while the machine had no net_cls hierarchy yet (a fresh machine). (A controller that has a hierarchy no mount
+// shows is left as it is: runc would try to make its cgroups on the stand-in.)
 const cgroupView = `held="$root/.cgroup"
 mkdir -p "$held"
 mount --rbind /sys/fs/cgroup "$held"
@@ -91,7 +93,7 @@ umount -l "$held"
 for name in $(awk '!/^#/ && $2 == 0 && $4 == 1 { print $1 }' /proc/cgroups); do
   [ -e "/sys/fs/cgroup/$name" ] && continue
   mkdir "/sys/fs/cgroup/$name"
-  mount -t tmpfs -o ro,size=4k,mode=0555 unmounted-controller "/sys/fs/cgroup/$name"
+  mount -t tmpfs -o size=4k,mode=0555 unmounted-controller "/sys/fs/cgroup/$name"
 done`
 
 // dpkg is the stand-in's file, beside the VM's disk.
