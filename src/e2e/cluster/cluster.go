@@ -200,6 +200,10 @@ func (cfg Config) check() error {
 		"the director's template code (Cache)":       filepath.Join(cfg.directorLib(), "bosh", "common", "template", "evaluation_context.rb"),
 		"CFCR manifest (Lane)":                       cfg.fixture(),
 	}
+	if cfg.Previous != nil {
+		wanted["previous release's jobs (build-upgrade-releases)"] = filepath.Join(cfg.Previous.Jobs, "flanneld", "spec")
+		wanted["previous release's launcher (build-upgrade-releases)"] = filepath.Join(cfg.Previous.Packages["flannel-launcher"], "bin", "flannel-launcher")
+	}
 	if cfg.Kubo != nil {
 		wanted["flannel v0.12.0 (Cache, build-flannel-v0.12)"] = filepath.Join(cfg.kuboFlanneld(), "flanneld")
 	}

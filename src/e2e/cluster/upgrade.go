@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
@@ -71,3 +73,39 @@ func (c *Cluster) Upgrade() (Changes, error) {
 	c.Logf("upgrading flannel-dns %s to %s", c.cfg.Previous.Version, devVersion)
 	return c.deploy()
 }
+
+// UpgradeFrom makes cfg a cluster that starts on the final release that scripts/build-upgrade-releases left
+// under dir/final and upgrades to the dev release compiled under dir/next; for clustertest.New. It names
+// E2E_UPGRADE when dir is "".
+func UpgradeFrom(dir string) func(*Config) string {
+	return func(cfg *Config) string {
+		if dir == "" {
+			return "E2E_UPGRADE"
+		}
+		version, _ := os.ReadFile(filepath.Join(dir, "final", "version"))
+		cfg.Previous = &director.Release{Jobs: filepath.Join(dir, "final", "jobs"), Version: strings.TrimSpace(string(version)),
+			Packages: ownPackages(filepath.Join(dir, "final", "packages"))}
+		cfg.Packages = filepath.Join(dir, "next", "packages")
+		return ""
+	}
+}
+
+// LauncherVersion is the version the launcher on the instance called name logged at its last start, "" when
+// it logged none.
+func (c *Cluster) LauncherVersion(name string) string {
+	a := c.agents[name]
+	if a == nil {
+		return ""
+	}
+	log, err := os.ReadFile(a.VM.Path(LauncherLog))
+	if err != nil {
+		return ""
+	}
+	found := launcherVersion.FindAllSubmatch(log, -1)
+	if len(found) == 0 {
+		return ""
+	}
+	return string(found[len(found)-1][1])
+}
+
+var launcherVersion = regexp.MustCompile(`starting: version=(\S+)`)
