@@ -10,9 +10,9 @@ import (
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/flannel-dns/flannel-dns/src/director/interpolate"
+	"github.com/flannel-dns/flannel-dns/src/finalrelease"
 	"github.com/flannel-dns/flannel-dns/src/jobrender"
 )
 
@@ -100,18 +100,7 @@ func writeOps(ops string) string {
 
 // newestFinal is the highest final release version in releases/flannel-dns/index.yml.
 func newestFinal() string {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "releases", "flannel-dns", "index.yml"))
+	newest, err := finalrelease.NewestVersion(repoRoot)
 	Expect(err).NotTo(HaveOccurred())
-	var index struct {
-		Builds map[string]struct{ Version string } `yaml:"builds"`
-	}
-	Expect(yaml.Unmarshal(data, &index)).To(Succeed())
-	newest := 0
-	for _, b := range index.Builds {
-		v, err := strconv.Atoi(b.Version)
-		Expect(err).NotTo(HaveOccurred(), "final version %q is not a number", b.Version)
-		newest = max(newest, v)
-	}
-	Expect(newest).To(BeNumerically(">", 0), "no final release in the index")
 	return strconv.Itoa(newest)
 }
