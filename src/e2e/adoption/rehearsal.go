@@ -17,7 +17,6 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
-	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
 // Plan is the rehearsal's cluster and roll.
@@ -129,7 +128,7 @@ func (r *rehearsal) adopt() error {
 func (r *rehearsal) update(name string, update func() error) error {
 	start := time.Now()
 	step := Step{Name: "update " + name, Instance: name, Updated: []string{name}}
-	w := r.worker(name)
+	w := r.c.WorkerNamed(name)
 	if w != nil {
 		if err := r.c.EvictPods(w); err != nil {
 			return err
@@ -149,7 +148,7 @@ func (r *rehearsal) update(name string, update func() error) error {
 	r.kinds[name] = FlannelDNS
 	if w != nil {
 		r.lastDone = time.Now()
-		if err := r.c.ReturnPods(r.worker(name)); err != nil {
+		if err := r.c.ReturnPods(r.c.WorkerNamed(name)); err != nil {
 			return err
 		}
 	}
@@ -227,19 +226,10 @@ func (r *rehearsal) addresses() map[string]string {
 // loss sums the probe flows in [start, end) by pair kind, between pods of workers that are not excluded; a pod
 // belongs to the worker whose flannel subnet holds its address.
 func (r *rehearsal) loss(start, end time.Time, kinds map[string]Kind, excluded map[string]bool) map[Pair]Count {
-	subnets := map[string]netip.Prefix{}
-	for name, subnet := range r.c.NodeSubnets() {
-		if prefix, err := netip.ParsePrefix(subnet); err == nil && strings.HasPrefix(name, "worker/") && !excluded[name] {
-			subnets[name] = prefix.Masked()
-		}
-	}
+	owners := r.c.PodOwners()
 	owner := func(addr netip.Addr) (string, bool) {
-		for name, prefix := range subnets {
-			if prefix.Contains(addr) {
-				return name, true
-			}
-		}
-		return "", false
+		name := owners(addr)
+		return name, name != "" && !excluded[name]
 	}
 	counts := map[Pair]Count{}
 	for _, f := range r.c.Prober.Flows(start, end) {
@@ -316,17 +306,4 @@ func claims(subnets, addresses, v2, v3 map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// worker is the worker of the instance called name, nil for any other instance.
-func (r *rehearsal) worker(name string) *worker.Worker {
-	idx, ok := strings.CutPrefix(name, "worker/")
-	if !ok {
-		return nil
-	}
-	i, err := strconv.Atoi(idx)
-	if err != nil {
-		return nil
-	}
-	return r.c.Worker(i)
 }

@@ -4,7 +4,9 @@ package cluster
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
+	"strings"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -137,4 +139,33 @@ func (c *Cluster) Witness(workers ...*worker.Worker) (prober *pods.Prober, stop 
 		}
 	}
 	return prober, stop, nil
+}
+
+// WorkerNamed is the worker of the instance called name (worker/N), nil for any other instance.
+func (c *Cluster) WorkerNamed(name string) *worker.Worker {
+	for idx, w := range c.workers {
+		if instanceName("worker", idx) == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// PodOwners tells, from the subnets the workers hold now, which worker's subnet holds a pod's address: its
+// instance name, "" for none.
+func (c *Cluster) PodOwners() func(netip.Addr) string {
+	subnets := map[string]netip.Prefix{}
+	for name, subnet := range c.NodeSubnets() {
+		if prefix, err := netip.ParsePrefix(subnet); err == nil && strings.HasPrefix(name, "worker/") {
+			subnets[name] = prefix.Masked()
+		}
+	}
+	return func(addr netip.Addr) string {
+		for name, prefix := range subnets {
+			if prefix.Contains(addr) {
+				return name
+			}
+		}
+		return ""
+	}
 }

@@ -8,15 +8,12 @@ package upgrade
 
 import (
 	"net/netip"
-	"strconv"
-	"strings"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/pods"
-	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
 // Plan is the rehearsal's cluster.
@@ -81,7 +78,7 @@ func Run(c *cluster.Cluster, plan Plan, progress func(Step)) (Result, error) {
 func (r *rehearsal) update(name string, update func() error) error {
 	start := time.Now()
 	step := Step{Name: "update " + name}
-	w := r.worker(name)
+	w := r.c.WorkerNamed(name)
 	if w != nil {
 		if err := r.c.EvictPods(w); err != nil {
 			return err
@@ -99,7 +96,7 @@ func (r *rehearsal) update(name string, update func() error) error {
 	time.Sleep(r.plan.Settle)
 	end := time.Now()
 	time.Sleep(time.Second) // the last echoes come back
-	owners := r.owners()
+	owners := r.c.PodOwners()
 	step.Others = r.count(start, end, func(a, b netip.Addr) bool {
 		return owners(a) != "" && owners(b) != "" && owners(a) != name && owners(b) != name
 	})
@@ -139,24 +136,6 @@ func (r *rehearsal) count(from, to time.Time, between func(a, b netip.Addr) bool
 	return Count{Sent: sent, Lost: lost}
 }
 
-// owners tells which worker's subnet holds a pod's address, "" for none.
-func (r *rehearsal) owners() func(netip.Addr) string {
-	subnets := map[string]netip.Prefix{}
-	for name, subnet := range r.c.NodeSubnets() {
-		if prefix, err := netip.ParsePrefix(subnet); err == nil && strings.HasPrefix(name, "worker/") {
-			subnets[name] = prefix.Masked()
-		}
-	}
-	return func(addr netip.Addr) string {
-		for name, prefix := range subnets {
-			if prefix.Contains(addr) {
-				return name
-			}
-		}
-		return ""
-	}
-}
-
 // record fills in the step's time, subnets and launcher versions as they are now.
 func (r *rehearsal) record(step Step, start time.Time) Step {
 	step.Took = time.Since(start)
@@ -172,17 +151,4 @@ func (r *rehearsal) tell(s Step) {
 	if r.progress != nil {
 		r.progress(s)
 	}
-}
-
-// worker is the worker of the instance called name, nil for any other instance.
-func (r *rehearsal) worker(name string) *worker.Worker {
-	idx, ok := strings.CutPrefix(name, "worker/")
-	if !ok {
-		return nil
-	}
-	i, err := strconv.Atoi(idx)
-	if err != nil {
-		return nil
-	}
-	return r.c.Worker(i)
 }
