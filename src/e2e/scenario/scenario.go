@@ -46,22 +46,35 @@ func scaleTo(n int) func(*cluster.Cluster) (cluster.Changes, error) {
 	return func(c *cluster.Cluster) (cluster.Changes, error) { return c.ScaleMasters(n) }
 }
 
-// Actions are the scenario's steps after the first deploy of 3 masters and 2 workers.
-var actions = []action{
-	{"scale masters 3->2", true, scaleTo(2)},
-	{"scale masters 2->3", true, scaleTo(3)},
+// Plan is a list of steps after the first deploy of 3 masters and 2 workers.
+type Plan []action
+
+var (
+	scaleDown = action{"scale masters 3->2", true, scaleTo(2)}
+	scaleUp   = action{"scale masters 2->3", true, scaleTo(3)}
+	addWorker = action{"add worker/2", false, (*cluster.Cluster).AddWorker}
+)
+
+// Full is the scenario the end-to-end suite runs: every way the masters change, then a worker added.
+var Full = Plan{
+	scaleDown,
+	scaleUp,
 	{"scale masters 3->5", true, scaleTo(5)},
 	{"scale masters 5->3", true, scaleTo(3)},
 	{"replace master/1", true, func(c *cluster.Cluster) (cluster.Changes, error) { return c.ReplaceMaster(1) }},
-	{"add worker/2", false, (*cluster.Cluster).AddWorker},
+	addWorker,
 }
 
-// Run deploys, then runs every step; settle is how long the probe keeps going after a step's actions,
+// Short is the demo's: one master removed and one added, each rolled over the masters as the director rolls
+// them, in about three minutes.
+var Short = Plan{scaleDown, scaleUp}
+
+// Run deploys, then runs the plan's steps; settle is how long the probe keeps going after a step's actions,
 // inside the step's window. progress is told about each step as it ends.
-func Run(c *cluster.Cluster, settle time.Duration, progress func(Step)) ([]Step, error) {
+func Run(c *cluster.Cluster, plan Plan, settle time.Duration, progress func(Step)) ([]Step, error) {
 	deploy := action{"deploy (3 masters, 2 workers)", false, func(c *cluster.Cluster) (cluster.Changes, error) { return c.Deploy(3, 2) }}
 	var steps []Step
-	for _, a := range append([]action{deploy}, actions...) {
+	for _, a := range append(Plan{deploy}, plan...) {
 		step, err := runStep(c, a, settle)
 		steps = append(steps, step)
 		if progress != nil {

@@ -34,7 +34,7 @@ var _ = Describe("scaling the masters of a simulated CFCR cluster", func() {
 			}
 		})
 
-		steps, err := scenario.Run(c, 3*time.Second, func(s scenario.Step) { GinkgoWriter.Println(scenario.Progress(s)) })
+		steps, err := scenario.Run(c, scenario.Full, 3*time.Second, func(s scenario.Step) { GinkgoWriter.Println(scenario.Progress(s)) })
 		var table strings.Builder
 		Expect(scenario.WriteTable(&table, steps)).To(Succeed())
 		AddReportEntry("scenario", table.String())

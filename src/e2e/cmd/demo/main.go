@@ -29,6 +29,7 @@ func run() int {
 	down := flag.Bool("down", false, "remove what a --keep run left behind, then exit")
 	simcluster.Flags(&cfg)
 	reportDir := flag.String("report-dir", "demo-report", "where to write report.txt and timeline.png")
+	full := flag.Bool("full", false, "run every step of the end-to-end scenario (3->5, 5->3 and a replaced master too), about 15 minutes")
 	flag.Parse()
 	if *down {
 		for _, sweep := range []func() error{network.SweepLeftovers, vm.SweepLeftovers} {
@@ -47,7 +48,11 @@ func run() int {
 		session.Teardown()
 		return 1
 	}
-	code := narrate(session.Cluster, *reportDir)
+	plan := scenario.Short
+	if *full {
+		plan = scenario.Full
+	}
+	code := narrate(session.Cluster, plan, *reportDir)
 	if *keep && code == 0 {
 		session.Keep()
 		instructions(session.Cluster, session.WorkDir)
@@ -57,7 +62,7 @@ func run() int {
 	return code
 }
 
-func narrate(c *cluster.Cluster, reportDir string) int {
+func narrate(c *cluster.Cluster, plan scenario.Plan, reportDir string) int {
 	fmt.Println(`==> A CFCR deployment on simulated BOSH VMs: 3 masters running real etcd (TLS, client certificates),
     2 workers running this release's flanneld job (flannel-launcher + real flanneld, vxlan) under real bpm,
     real bosh-dns on every VM, two pods on each worker made through the real CNI plugins with the job's
@@ -65,7 +70,7 @@ func narrate(c *cluster.Cluster, reportDir string) int {
     Each step changes the manifest; the director's decision is simulated by rendering every job of every
     instance and comparing configuration hashes, for this release and for a kubo-v0.21-style flanneld job.`)
 	start := time.Now()
-	steps, err := scenario.Run(c, 3*time.Second, func(s scenario.Step) { fmt.Println("--> " + scenario.Progress(s)) })
+	steps, err := scenario.Run(c, plan, 3*time.Second, func(s scenario.Step) { fmt.Println("--> " + scenario.Progress(s)) })
 	fmt.Println()
 	report, code := verdict(steps, err, time.Since(start))
 	if err != nil {
