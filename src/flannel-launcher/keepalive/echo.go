@@ -28,7 +28,7 @@ func newEchoer() (*echoer, error) {
 		return nil, err
 	}
 	v6, err := newPinger(ipv6Family)
-	if errors.Is(err, unix.EAFNOSUPPORT) {
+	if errors.Is(err, errFamilyOff) {
 		v6 = nil // IPv6 is off: no connection to an IPv6 peer can exist either
 	} else if err != nil {
 		v4.close()
@@ -112,7 +112,7 @@ const payloadSize = 16
 func newPinger(f family) (*pinger, error) {
 	fd, err := unix.Socket(f.domain, unix.SOCK_RAW|unix.SOCK_CLOEXEC, f.proto)
 	if err != nil {
-		return nil, bosherr.WrapErrorf(err, "Opening a raw %s ICMP socket (needs CAP_NET_RAW)", f.name)
+		return nil, familyError(err, bosherr.WrapErrorf(err, "Opening a raw %s ICMP socket (needs CAP_NET_RAW)", f.name))
 	}
 	// A random identifier rather than the PID: under bpm every job's first process is PID 1 in its namespace.
 	p := &pinger{family: f, fd: fd, id: binary.NativeEndian.Uint16(randomBytes(2)), sent: map[netip.Addr][]byte{},

@@ -10,7 +10,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 )
 
-var tcpholder, reaperCommand, echospoofer, etcdwatch string
+var tcpholder, reaperCommand, echospoofer, etcdwatch, noipv6 string
 
 func TestKeepalive(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -28,10 +28,12 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 	watcher, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/etcdwatch")
 	Expect(err).NotTo(HaveOccurred())
-	return []byte(strings.Join([]string{holder, reaper, spoofer, watcher}, "\n"))
+	withoutIPv6, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/noipv6")
+	Expect(err).NotTo(HaveOccurred())
+	return []byte(strings.Join([]string{holder, reaper, spoofer, watcher, withoutIPv6}, "\n"))
 }, func(paths []byte) {
 	built := strings.Split(string(paths), "\n")
-	tcpholder, reaperCommand, echospoofer, etcdwatch = built[0], built[1], built[2], built[3]
+	tcpholder, reaperCommand, echospoofer, etcdwatch, noipv6 = built[0], built[1], built[2], built[3], built[4]
 })
 
 var _ = SynchronizedAfterSuite(func() {}, func() {
