@@ -1,7 +1,9 @@
 // Package keepalive makes flanneld notice a dead etcd member within seconds.
 //
 // flanneld's etcd client sets no TCP keepalive of its own, so its socket to a member whose network is cut (no
-// reset) lives on the kernel default: about 2 h 11 min (idle 7200 s, then 9 probes 75 s apart). flanneld
+// reset) lives on the kernel's settings: on a stemcell, whose sysctls set 120 s idle and 8 probes 30 s apart,
+// 6 min on an idle socket and about 15 min (tcp_retries2) with data in flight; on a stock kernel about
+// 2 h 11 min idle (7200 s, then 9 probes 75 s apart). flanneld
 // takes no option for this, but the launcher is flanneld's parent with the same uid, which lets it copy
 // flanneld's socket descriptors (pidfd_getfd) and set keepalive and TCP_USER_TIMEOUT on the shared socket.
 // Once the member stops answering, the kernel fails the socket, and flanneld's gRPC client reconnects through

@@ -213,13 +213,17 @@ func (l Launcher) watchAlias(ctx context.Context, current []net.IP) {
 	watcher.Run(ctx, l.Clock.Ticks(ctx, l.Config.Timing.ResolveInterval.D()))
 }
 
+// kernelTimeouts is what flanneld waits on a dead member without the launcher, under a stemcell's sysctls
+// (tcp_keepalive_time 120, tcp_keepalive_intvl 30, tcp_keepalive_probes 8; tcp_retries2 left at 15).
+const kernelTimeouts = "on a stemcell 6 min on an idle socket, about 15 min with data in flight"
+
 // watchSockets takes a handle on flanneld at once, while its PID cannot name another process (Started runs
 // before flanneld is waited for), and tunes keepalive beside it.
 func (l Launcher) watchSockets(ctx context.Context, alongside *sync.WaitGroup, pid int) {
 	process, err := keepalive.OpenProcess(pid)
 	if err != nil {
-		l.Logger.Error(logTag, "Dead etcd members: cannot watch flanneld's sockets, they keep the kernel's 2 h "+
-			"timeouts: %s", err)
+		l.Logger.Error(logTag, "Dead etcd members: cannot watch flanneld's sockets, they keep the kernel's "+
+			"timeouts (%s): %s", kernelTimeouts, err)
 		return
 	}
 	alongside.Go(func() {
@@ -242,7 +246,7 @@ func (l Launcher) tuneKeepalive(ctx context.Context, process *keepalive.Process)
 	reaper, err := keepalive.NewReaper(process, l.Config.Etcd.Port, l.Logger)
 	if err != nil {
 		l.Logger.Error(logTag, "Dead etcd members: the fallback cannot start, flanneld's sockets keep the kernel's "+
-			"2 h timeouts: %s", err)
+			"timeouts (%s): %s", kernelTimeouts, err)
 		return
 	}
 	defer reaper.Close()

@@ -19,7 +19,7 @@ import (
 const (
 	offsetNr   = 0
 	offsetArch = 4
-	offsetArg0 = 16 // the low 32 bits of the first argument on a little-endian machine
+	offsetArg0 = 16         // the low 32 bits of the first argument on a little-endian machine
 	auditArch  = 0xc000003e // AUDIT_ARCH_X86_64
 )
 
