@@ -112,7 +112,7 @@ const payloadSize = 16
 func newPinger(f family) (*pinger, error) {
 	fd, err := unix.Socket(f.domain, unix.SOCK_RAW|unix.SOCK_CLOEXEC, f.proto)
 	if err != nil {
-		return nil, familyError(err, bosherr.WrapErrorf(err, "Opening a raw %s ICMP socket (needs CAP_NET_RAW)", f.name))
+		return nil, familyError(bosherr.WrapErrorf(err, "Opening a raw %s ICMP socket (needs CAP_NET_RAW)", f.name), err)
 	}
 	// A random identifier rather than the PID: under bpm every job's first process is PID 1 in its namespace.
 	p := &pinger{family: f, fd: fd, id: binary.NativeEndian.Uint16(randomBytes(2)), sent: map[netip.Addr][]byte{},

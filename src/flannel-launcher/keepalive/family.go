@@ -10,9 +10,9 @@ import (
 // stemcell, whose kernel boots with ipv6.disable=1.
 var errFamilyOff = errors.New("address family not supported by the kernel")
 
-// familyError returns errFamilyOff when the socket call failed with EAFNOSUPPORT, else wrapped. The check is
-// made on the bare cause because bosh-utils' wrapped errors do not unwrap for errors.Is.
-func familyError(cause, wrapped error) error {
+// familyError returns errFamilyOff when cause, the socket call's error, is EAFNOSUPPORT, else wrapped: like
+// refused (tuner.go), it judges the bare cause, which bosh-utils' wrapping hides from errors.Is.
+func familyError(wrapped, cause error) error {
 	if errors.Is(cause, unix.EAFNOSUPPORT) {
 		return errFamilyOff
 	}

@@ -47,7 +47,7 @@ func newNudger() (*nudger, error) {
 func rawTCPSocket(domain int) (int, error) {
 	fd, err := unix.Socket(domain, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
-		return -1, familyError(err, bosherr.WrapError(err, "Opening a raw TCP socket (needs CAP_NET_RAW)"))
+		return -1, familyError(bosherr.WrapError(err, "Opening a raw TCP socket (needs CAP_NET_RAW)"), err)
 	}
 	if err := attachFilter(fd, []bpf.Instruction{bpf.RetConstant{Val: 0}}); err != nil {
 		unix.Close(fd)
