@@ -198,10 +198,11 @@ var _ = Describe("Reaper", func() {
 	})
 })
 
-// startReaper runs the reaper in the namespace, watching pid's connections to the etcd port. It is stopped
-// when the spec ends.
-func startReaper(ns string, pid int) *gexec.Session {
-	command := exec.Command("ip", "netns", "exec", ns, reaperCommand, strconv.Itoa(pid), etcdPort)
+// startReaper runs the reaper in the namespace (through a wrapper such as noipv6, if given), watching pid's
+// connections to the etcd port. It is stopped when the spec ends.
+func startReaper(ns string, pid int, through ...string) *gexec.Session {
+	args := append(append([]string{"netns", "exec", ns}, through...), reaperCommand, strconv.Itoa(pid), etcdPort)
+	command := exec.Command("ip", args...)
 	session, err := gexec.Start(command, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { session.Terminate().Wait(10 * time.Second) })

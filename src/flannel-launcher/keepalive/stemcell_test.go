@@ -3,7 +3,6 @@ package keepalive_test
 import (
 	"os"
 	"os/exec"
-	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -14,13 +13,9 @@ import (
 // Every BOSH stemcell boots its kernel with ipv6.disable=1: no AF_INET6 socket can be opened there.
 var _ = Describe("the Reaper on a kernel without IPv6", func() {
 	It("starts with IPv4 alone", func() {
-		command := exec.Command(noipv6, reaperCommand, strconv.Itoa(os.Getpid()), "2379")
-		session, err := gexec.Start(command, GinkgoWriter, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { session.Kill().Wait() })
-
-		Eventually(session).Should(gbytes.Say("started"))
-		Consistently(session, "1s").ShouldNot(gexec.Exit())
+		client, _ := linkedNamespaces("noipv6")
+		reaper := startReaper(client, os.Getpid(), noipv6)
+		Consistently(reaper, "1s").ShouldNot(gexec.Exit())
 	})
 
 	It("runs under a filter that refuses AF_INET6 sockets", func() {
