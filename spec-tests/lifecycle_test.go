@@ -81,7 +81,7 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 					prepare = `(make_dir %s "\$job_user:\$job_group" 0750|  touch %s)`
 				}
 				path := regexp.QuoteMeta(volume.Path)
-				Expect(script).To(MatchRegexp(`(?m)^`+strings.ReplaceAll(prepare, "%s", path)+`$`))
+				Expect(script).To(MatchRegexp(`(?m)^` + strings.ReplaceAll(prepare, "%s", path) + `$`))
 				Expect(strings.Fields(strings.ReplaceAll(stat, "\\\n", " "))).To(ContainElement(volume.Path))
 			}
 		})
@@ -411,7 +411,6 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			Expect(out).To(Equal(fmt.Sprintf("Not making %[1]s/flanneld: %[1]s is not a directory of root's that only root can write or that is sticky (root:nogroup 777 directory)\n", run)))
 			Expect(os.ReadDir(run)).To(BeEmpty())
 		})
-
 
 		// After a reboot bpm 0.12.2 cannot clean up the dead container without its pidfile (it removes it with
 		// os.Remove, which fails on a missing file) and starts nothing.
