@@ -288,7 +288,7 @@ func expectAgentRunDir(w *worker.Worker) {
 // directory are root's (vcap's for flanneld's own directory), not links.
 func expectUntouched(w *worker.Worker) {
 	GinkgoHelper()
-	out, err := w.Run("sh", "-c", "cat "+rootsFile+"; ls -A "+rootsDir+"; stat -c '%U' "+rootsDir+"; [ ! -e "+missingFile+" ] && echo no-nologin")
+	out, err := w.Run("sh", "-c", "cat "+rootsFile+"; ls -A "+rootsDir+"; stat -c '%U' "+rootsDir+"; if [ -e "+missingFile+" ]; then echo nologin-made; else echo no-nologin; fi")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(out).To(Equal("root:secret\nroot\nno-nologin\n"))
 	out, err = w.Run("stat", "-c", "%n %F %U", "/var/vcap/sys/run/flanneld", "/var/vcap/sys/run/bpm/flanneld",
