@@ -18,6 +18,7 @@ require (
 require (
 	github.com/containernetworking/cni v1.3.1 // indirect
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510 // indirect
+	github.com/moby/sys/mountinfo v0.7.2 // indirect
 )
 
 require (

@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"github.com/moby/sys/mountinfo"
 )
 
 // cgroup is a VM's cgroup: a directory named after the VM in the cgroup v2 hierarchy, which every command of
@@ -128,22 +128,13 @@ type cgroupMount struct {
 
 // cgroupMounts lists the mounted cgroup hierarchies (v1 controllers and v2) from /proc/self/mountinfo.
 func cgroupMounts() ([]cgroupMount, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	infos, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("cgroup", "cgroup2"))
 	if err != nil {
 		return nil, bosherr.WrapError(err, "Reading the mounts")
 	}
-	defer f.Close()
-	var mounts []cgroupMount
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		fields := strings.Fields(scanner.Text())
-		sep := slices.Index(fields, "-")
-		if sep < 0 || sep+1 >= len(fields) || len(fields) < 5 {
-			continue
-		}
-		if fstype := fields[sep+1]; fstype == "cgroup" || fstype == "cgroup2" {
-			mounts = append(mounts, cgroupMount{dir: fields[4], v2: fstype == "cgroup2"})
-		}
+	mounts := make([]cgroupMount, 0, len(infos))
+	for _, m := range infos {
+		mounts = append(mounts, cgroupMount{dir: m.Mountpoint, v2: m.FSType == "cgroup2"})
 	}
-	return mounts, scanner.Err()
+	return mounts, nil
 }

@@ -1,14 +1,13 @@
 package vm
 
 import (
-	"bufio"
 	"os"
 	"os/user"
 	"strconv"
-	"strings"
 	"syscall"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	"github.com/moby/sys/mountinfo"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/network"
 )
@@ -113,44 +112,18 @@ func (v *VM) unmountRunDir() error {
 
 // sweepRunDirs unmounts the agent's tmpfs of VMs of earlier runs whose process is gone.
 func sweepRunDirs() error {
-	f, err := os.Open("/proc/self/mountinfo")
+	leftovers, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
+		return m.FSType != "tmpfs" || !network.IsLeftover(m.Source), false
+	})
 	if err != nil {
 		return bosherr.WrapError(err, "Reading the host's mounts")
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// mount ID, parent, major:minor, root, mount point, options, optional fields..., -, type, source, ...
-		fields := strings.Fields(sc.Text())
-		for i := 6; i+2 < len(fields); i++ {
-			if fields[i] != "-" {
-				continue
-			}
-			if fields[i+1] == "tmpfs" && network.IsLeftover(fields[i+2]) {
-				if err := syscall.Unmount(unescapeMountPoint(fields[4]), syscall.MNT_DETACH); err != nil {
-					return bosherr.WrapErrorf(err, "Unmounting leftover tmpfs %s", fields[4])
-				}
-			}
-			break
+	for _, m := range leftovers {
+		if err := syscall.Unmount(m.Mountpoint, syscall.MNT_DETACH); err != nil {
+			return bosherr.WrapErrorf(err, "Unmounting leftover tmpfs %s", m.Mountpoint)
 		}
 	}
-	return sc.Err()
-}
-
-// unescapeMountPoint undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPoint(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return nil
 }
 
 // vcapGID is the host's group vcap, which the VMs share (scripts/setup makes it).
