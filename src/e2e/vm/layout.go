@@ -76,8 +76,8 @@ func (v *VM) setUpAgentDirs() error {
 	if err := syscall.Mount(v.Namespace, run, "tmpfs", 0, "size="+v.Stemcell.RunTmpfsSize); err != nil {
 		return bosherr.WrapErrorf(err, "Mounting the agent's tmpfs at %s on VM %s", runDir, v.Name)
 	}
-	if err := os.Chown(run, 0, gid); err != nil {
-		return bosherr.WrapErrorf(err, "Giving %s on VM %s to group vcap", runDir, v.Name)
+	if err := v.ownRunDir(gid); err != nil {
+		return err
 	}
 	if err := os.Symlink("data/sys", v.Path("/var/vcap/sys")); err != nil {
 		return bosherr.WrapErrorf(err, "Linking /var/vcap/sys on VM %s", v.Name)
@@ -135,12 +135,9 @@ func vcapGID() (int, error) {
 	return strconv.Atoi(g.Gid)
 }
 
-// remountRunDir gives the emptied tmpfs the mode and owner a boot's new one has: 1777, root:vcap.
-func (v *VM) remountRunDir() error {
-	gid, err := vcapGID()
-	if err != nil {
-		return err
-	}
+// ownRunDir gives the agent's tmpfs the mode and owner that each boot's new one has: 1777 (a tmpfs mounted
+// with size= only), root:vcap (the agent's chown).
+func (v *VM) ownRunDir(gid int) error {
 	run := v.Path(runDir)
 	if err := os.Chmod(run, os.ModeSticky|0o777); err != nil {
 		return bosherr.WrapErrorf(err, "Setting the mode of %s on VM %s", runDir, v.Name)

@@ -280,7 +280,11 @@ func (v *VM) ForgetVolatile() error {
 			return err
 		}
 	}
-	if err := v.remountRunDir(); err != nil {
+	gid, err := vcapGID()
+	if err != nil {
+		return err
+	}
+	if err := v.ownRunDir(gid); err != nil { // a reboot's tmpfs is a new one
 		return err
 	}
 	if err := v.removeOwnCgroups("-mindepth 1"); err != nil {
