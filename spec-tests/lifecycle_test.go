@@ -89,7 +89,7 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 		// prepare runs the script's lines that prepare the paths bpm mounts and bpm's own directories, as root
 		// under `set -euo pipefail`, on paths under root instead, for nobody:nogroup instead of vcap, with the
 		// job's lib/run-dirs.sh; it returns their output and the commands they ran.
-		prepare := func(root string) (string, error, []string) {
+		prepare := func(root string) (out string, ran []string, err error) {
 			block := regexp.MustCompile(`(?ms)^source /var/vcap/jobs/flanneld/lib/run-dirs.sh\n.*?^make_dir /var/vcap/sys/run/bpm-runc root:root 0700\n`).FindString(script)
 			Expect(block).NotTo(BeEmpty())
 			block = withRunDirsLib(rendered, block)
@@ -103,15 +103,15 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			}
 			cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+block)
 			cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin")
-			out, err := cmd.CombinedOutput()
-			ran, readErr := os.ReadFile(filepath.Join(bin, "ran"))
-			if readErr != nil && !os.IsNotExist(readErr) {
+			output, runErr := cmd.CombinedOutput()
+			logged, readErr := os.ReadFile(filepath.Join(bin, "ran"))
+			if !os.IsNotExist(readErr) {
 				Expect(readErr).NotTo(HaveOccurred())
 			}
-			return string(out), err, strings.Fields(string(ran))
+			return string(output), strings.Fields(string(logged)), runErr
 		}
 		preparePaths := func(root string) []string {
-			out, err, ran := prepare(root)
+			out, ran, err := prepare(root)
 			Expect(err).NotTo(HaveOccurred(), out)
 			return ran
 		}
@@ -406,7 +406,7 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 		It("makes nothing under a run directory that others can write and that is not sticky, and names it", func() {
 			root, run := stemcellRoot()
 			Expect(os.Chmod(run, 0o777)).To(Succeed())
-			out, err, _ := prepare(root)
+			out, _, err := prepare(root)
 			Expect(err).To(HaveOccurred())
 			Expect(out).To(Equal(fmt.Sprintf("Not making %[1]s/flanneld: %[1]s is not a directory of root's that only root can write or that is sticky (root:nogroup 777 directory)\n", run)))
 			Expect(os.ReadDir(run)).To(BeEmpty())
