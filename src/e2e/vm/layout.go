@@ -46,7 +46,8 @@ func (v *VM) agentDirs() []agentDir {
 
 // stemcellDirs exist on every stemcell before any job lands (the agent makes /var/vcap/jobs, /var/vcap/packages
 // and /var/vcap/instance when it first applies or writes them; the stemcell has /var/vcap/monit).
-var stemcellDirs = []string{"/var/vcap/jobs", "/var/vcap/packages", "/var/vcap/instance", "/var/vcap/monit/job", "/var/vcap/bosh"}
+var stemcellDirs = []string{"/var/vcap/jobs", "/var/vcap/packages", "/var/vcap/instance", "/var/vcap/monit/job",
+	"/var/vcap/bosh"}
 
 // setUpAgentDirs lays /var/vcap out as the lane's agent does at boot: its directories, the tmpfs at
 // /var/vcap/data/sys/run mounted with size= only (so mode 1777) and chowned root:vcap, and /var/vcap/sys
