@@ -33,6 +33,8 @@ const Interval = 200 * time.Millisecond
 type Publisher struct {
 	From, To, Keep string
 	Logger         boshlog.Logger
+	// FlanneldReady, when set, tells whether the launcher reports flanneld ready: it runs, and holds its lease.
+	FlanneldReady func() bool
 
 	seen   fileID // From as the last look left it
 	failed bool   // the last write failed: try again even if From did not change
@@ -62,24 +64,24 @@ func New(from, to, keep string, logger boshlog.Logger) (*Publisher, error) {
 // is missing is no error, one that is refused gives a *RefusedError and To stays as it is. A write that
 // failed is tried again at the next call.
 func (p *Publisher) Sync() error {
-	now := identify(p.From)
-	if now == p.seen && !p.failed {
+	id := identify(p.From)
+	if id == p.seen && !p.failed {
 		return nil
 	}
-	p.seen, p.failed = now, false
+	p.seen, p.failed = id, false
 	env, err := subnetenv.Read(p.From)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
 		return &RefusedError{Err: err, To: p.To}
 	}
-	if err := replace(p.To, env); err != nil {
+	if err := replace(p.To, env, time.Time{}); err != nil {
 		p.failed = true
 		return bosherr.WrapErrorf(err, "Writing '%s'", p.To)
 	}
-	if err := p.keep(env); err != nil {
+	if err := p.keep(env, id.modified(), time.Now()); err != nil {
 		p.failed = true
-		return bosherr.WrapErrorf(err, "Writing the kept copy '%s'", p.Keep)
+		return err
 	}
 	p.Logger.Info(logTag, "Published '%s' from '%s': %s", p.To, p.From, env)
 	return nil
@@ -93,8 +95,9 @@ func CheckPath(path string) error {
 	return nil
 }
 
-// replace writes env to path in one step, in a directory that root alone can write.
-func replace(path string, env subnetenv.Env) error {
+// replace writes env to path in one step, in a directory that root alone can write, modified at modified
+// unless that is zero.
+func replace(path string, env subnetenv.Env, modified time.Time) error {
 	dir := filepath.Dir(path)
 	if err := rootsAlone(dir); err != nil {
 		return err
@@ -106,6 +109,11 @@ func replace(path string, env subnetenv.Env) error {
 	defer file.Cleanup()
 	if _, err := file.Write(env.Format()); err != nil {
 		return err
+	}
+	if !modified.IsZero() {
+		if err := os.Chtimes(file.Name(), modified, modified); err != nil {
+			return err
+		}
 	}
 	return file.CloseAtomicallyReplace()
 }
@@ -133,7 +141,7 @@ func rootsAlone(dir string) error {
 
 // Run calls Sync at once and then at every tick until ctx ends, and logs what goes wrong: a refused file once
 // (Sync says so once), a write that keeps failing when it first fails. At every mark it marks the kept copy
-// current.
+// current while flanneld holds its lease.
 func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 	for {
 		failing := p.failed
@@ -179,6 +187,11 @@ func identify(path string) fileID {
 		return fileID{}
 	}
 	return fileID{dev: stat.Dev, ino: stat.Ino, size: uint64(stat.Size), mode: stat.Mode, mtime: stat.Mtim, ctime: stat.Ctim}
+}
+
+// modified is the file's modification time.
+func (id fileID) modified() time.Time {
+	return time.Unix(id.mtime.Unix())
 }
 
 const logTag = "subnet-publisher"
