@@ -68,8 +68,34 @@ func (p *Publisher) mark(now time.Time) error {
 	return p.keep(env, id.modified(), now)
 }
 
+// withdraw removes the published file when it was restored (the publisher has published nothing since it
+// started) and its mark, which Restore gave it, is more than KeepFor before now: flanneld has not written its
+// file in that time, and the lease in the copy may have gone to another node.
+func (p *Publisher) withdraw(now time.Time) error {
+	if p.published != (subnetenv.Env{}) {
+		return nil
+	}
+	info, err := os.Lstat(p.To)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	age := now.Sub(info.ModTime())
+	if age <= KeepFor {
+		return nil
+	}
+	if err := os.Remove(p.To); err != nil {
+		return bosherr.WrapErrorf(err, "Withdrawing the restored subnet file '%s'", p.To)
+	}
+	p.Logger.Warn(logTag, "Withdrew '%s', restored from the kept copy: it was last current %s ago, more than %s, and flanneld "+
+		"has written no subnet file since; its lease may be gone", p.To, age.Round(time.Second), KeepFor)
+	return nil
+}
+
 // Restore writes the kept copy at keep to to when to is missing (a reboot emptied /run) and the copy was marked
-// current less than KeepFor before now. It tells whether it did. A copy that is too old or that is not root's
+// current less than KeepFor before now, with the copy's mark as its modification time (withdraw goes by it). It
+// tells whether it did. A copy that is too old or that is not root's
 // alone is left alone, with an error that says why.
 func Restore(keep, to string, now time.Time) (bool, error) {
 	if _, err := os.Lstat(to); err == nil || !errors.Is(err, fs.ErrNotExist) {
@@ -89,7 +115,7 @@ func Restore(keep, to string, now time.Time) (bool, error) {
 		return false, bosherr.Errorf("The kept subnet file '%s' was last current %s ago, more than %s: not restored, flanneld's lease may be gone",
 			keep, age.Round(time.Second), KeepFor)
 	}
-	if err := replace(to, env, time.Time{}); err != nil {
+	if err := replace(to, env, info.ModTime()); err != nil {
 		return false, bosherr.WrapErrorf(err, "Restoring '%s' from '%s'", to, keep)
 	}
 	return true, nil

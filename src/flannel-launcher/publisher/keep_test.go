@@ -7,8 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/publisher"
 	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
@@ -18,6 +20,7 @@ var _ = Describe("The kept copy", func() {
 	var (
 		root, from, to, keep string
 		ready                atomic.Bool // what the launcher reports
+		logs                 *gbytes.Buffer
 	)
 
 	BeforeEach(func() {
@@ -32,7 +35,8 @@ var _ = Describe("The kept copy", func() {
 		ready.Store(false)
 	})
 	newPublisher := func() *publisher.Publisher {
-		logger, _ := testlog.New()
+		var logger boshlog.Logger
+		logger, logs = testlog.New()
 		p, err := publisher.New(from, to, keep, logger)
 		Expect(err).NotTo(HaveOccurred())
 		p.FlanneldReady = ready.Load
@@ -151,6 +155,39 @@ var _ = Describe("The kept copy", func() {
 		Expect(os.Remove(to)).To(Succeed())
 		Expect(publisher.Restore(keep, to, time.Now())).To(BeFalse())
 		Expect(to).NotTo(BeAnExistingFile())
+	})
+
+	// reboot publishes and keeps content, empties /run and /var/vcap/sys/run as a reboot does, restores the
+	// kept copy, and returns when it was last marked current.
+	reboot := func(content string) time.Time {
+		publish(content)
+		marked := modified(keep)
+		Expect(os.Remove(to)).To(Succeed())
+		Expect(os.Remove(from)).To(Succeed())
+		Expect(publisher.Restore(keep, to, time.Now())).To(BeTrue())
+		return marked
+	}
+
+	It("is withdrawn once restored, when flanneld has written no file by the end of the lease's safe window", func() {
+		marked := reboot(flanneldWrote)
+		marks := run(newPublisher())
+		marks <- marked.Add(publisher.KeepFor - time.Second)
+		marks <- marked.Add(publisher.KeepFor - time.Second) // the first mark is done once Run takes the second
+		Expect(os.ReadFile(to)).To(BeEquivalentTo(flanneldWrote), "still within the window")
+		marks <- marked.Add(publisher.KeepFor + time.Second)
+		Eventually(to).ShouldNot(BeAnExistingFile())
+		Eventually(logs).Should(gbytes.Say(`WARN - Withdrew '` + to + `', restored from the kept copy: it was last current 50m1s ago, ` +
+			`more than 50m0s, and flanneld has written no subnet file since; its lease may be gone`))
+	})
+
+	It("stays once restored, followed by flanneld's own file, past the window", func() {
+		marked := reboot(flanneldWrote)
+		marks := run(newPublisher())
+		Expect(os.WriteFile(from, []byte(newLease), 0o644)).To(Succeed())
+		marks <- marked.Add(time.Minute) // flanneld's file is published once Run takes this
+		marks <- marked.Add(publisher.KeepFor + time.Second)
+		marks <- marked.Add(publisher.KeepFor + time.Minute)
+		Expect(os.ReadFile(to)).To(BeEquivalentTo(newLease))
 	})
 
 	It("must be in another directory than flanneld's file", func() {

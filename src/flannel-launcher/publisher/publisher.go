@@ -6,7 +6,8 @@
 // the publisher, run as root outside bpm, reads flanneld's file with subnetenv's care, takes it only as
 // flanneld writes it, and writes the copy from the parsed values into a directory that root alone can write,
 // in one step (a new file renamed over the old one), each time flanneld writes its file anew. A file it refuses
-// leaves the copy as it was; nothing removes the copy, as docker's job reads it when it stops too.
+// leaves the copy as it was; nothing removes the copy, as docker's job reads it when it stops too, but a copy
+// restored at boot that flanneld has not followed with a file of its own within the lease's safe window.
 package publisher
 
 import (
@@ -36,8 +37,9 @@ type Publisher struct {
 	// FlanneldReady, when set, tells whether the launcher reports flanneld ready: it runs, and holds its lease.
 	FlanneldReady func() bool
 
-	seen   fileID // From as the last look left it
-	failed bool   // the last write failed: try again even if From did not change
+	seen      fileID        // From as the last look left it
+	failed    bool          // the last write failed: try again even if From did not change
+	published subnetenv.Env // what Sync last published; none yet when zero
 }
 
 // New checks the paths: absolute, clean, and the copies in other directories than From's, since theirs must
@@ -79,6 +81,7 @@ func (p *Publisher) Sync() error {
 		p.failed = true
 		return bosherr.WrapErrorf(err, "Writing '%s'", p.To)
 	}
+	p.published = env
 	if err := p.keep(env, id.modified(), time.Now()); err != nil {
 		p.failed = true
 		return err
@@ -141,7 +144,7 @@ func rootsAlone(dir string) error {
 
 // Run calls Sync at once and then at every tick until ctx ends, and logs what goes wrong: a refused file once
 // (Sync says so once), a write that keeps failing when it first fails. At every mark it marks the kept copy
-// current while flanneld holds its lease.
+// current while flanneld holds its lease, and withdraws a restored copy that has outlived its lease.
 func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 	for {
 		failing := p.failed
@@ -155,6 +158,9 @@ func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 		case now := <-marks:
 			if err := p.mark(now); err != nil {
 				p.Logger.Error(logTag, "Marking the kept copy '%s' current: %s", p.Keep, err)
+			}
+			if err := p.withdraw(now); err != nil {
+				p.Logger.Error(logTag, "%s", err)
 			}
 		}
 	}
