@@ -40,6 +40,7 @@ type Publisher struct {
 	seen      fileID        // From as the last look left it
 	failed    bool          // the last write failed: try again even if From did not change
 	published subnetenv.Env // what Sync last published; none yet when zero
+	refused   refusal       // the last refusal Sync returned
 }
 
 // New checks the paths: absolute, clean, and the copies in other directories than From's, since theirs must
@@ -63,20 +64,27 @@ func New(from, to, keep string, logger boshlog.Logger) (*Publisher, error) {
 }
 
 // Sync publishes each version of From once, as flanneld wrote it anew (a new lease, a restart): a From that
-// is missing is no error, one that is refused gives a *RefusedError and To stays as it is. A write that
-// failed is tried again at the next call.
+// is missing is no error, one that is refused gives a *RefusedError once and To stays as it is. A read that
+// failed and a write that failed are tried again at the next call.
 func (p *Publisher) Sync() error {
 	id := identify(p.From)
 	if id == p.seen && !p.failed {
 		return nil
 	}
-	p.seen, p.failed = id, false
 	env, err := subnetenv.Read(p.From)
 	if errors.Is(err, fs.ErrNotExist) {
+		p.seen, p.failed = id, false
 		return nil
 	} else if err != nil {
-		return &RefusedError{Err: err, To: p.To}
+		// p.seen stays, so the file is read again at the next call: a file half written in place, or an error
+		// of the system (EIO, EMFILE), may pass. Each refusal is said once.
+		if refused := (refusal{id, err.Error()}); refused != p.refused {
+			p.refused = refused
+			return &RefusedError{Err: err, To: p.To}
+		}
+		return nil
 	}
+	p.seen, p.failed = id, false
 	if err := replace(p.To, env, time.Time{}); err != nil {
 		p.failed = true
 		return bosherr.WrapErrorf(err, "Writing '%s'", p.To)
@@ -177,6 +185,12 @@ func (e *RefusedError) Error() string {
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
+
+// refusal is a version of From and why it was refused.
+type refusal struct {
+	id     fileID
+	reason string
+}
 
 // fileID tells two versions of a file apart: a new file (flanneld renames one over the old) has another inode,
 // and a change in place moves the change time, which no one can set back.

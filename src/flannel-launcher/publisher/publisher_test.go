@@ -106,6 +106,22 @@ var _ = Describe("Publisher", func() {
 		Expect(published()).To(Equal(flanneldWrote))
 	})
 
+	It("reads flanneld's file again at the next look when reading it failed for a while, here with too many open files", func() {
+		flanneldWrites(flanneldWrote)
+		var limit syscall.Rlimit
+		Expect(syscall.Getrlimit(syscall.RLIMIT_NOFILE, &limit)).To(Succeed())
+		DeferCleanup(func() { Expect(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit)).To(Succeed()) })
+		none := limit
+		none.Cur = 0
+		Expect(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &none)).To(Succeed())
+		err := p.Sync()
+		Expect(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit)).To(Succeed())
+		Expect(err).To(MatchError(ContainSubstring("too many open files")))
+		Expect(to).NotTo(BeAnExistingFile())
+		Expect(p.Sync()).To(Succeed())
+		Expect(published()).To(Equal(flanneldWrote))
+	})
+
 	DescribeTable("refuses a file that flanneld does not write, once, and the copy stays as it was",
 		func(plant func(), message string) {
 			flanneldWrites(flanneldWrote)
