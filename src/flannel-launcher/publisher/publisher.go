@@ -98,6 +98,26 @@ func (p *Publisher) Sync() error {
 	return nil
 }
 
+// recheck writes To again when it no longer holds what Sync last published: someone removed or changed it.
+func (p *Publisher) recheck() error {
+	if p.published == (subnetenv.Env{}) {
+		return nil
+	}
+	held, err := subnetenv.ReadPublished(p.To)
+	if err == nil && held == p.published {
+		return nil
+	}
+	why := "it holds " + held.String()
+	if err != nil {
+		why = err.Error()
+	}
+	if err := replace(p.To, p.published, time.Time{}); err != nil {
+		return bosherr.WrapErrorf(err, "Writing '%s' again (%s)", p.To, why)
+	}
+	p.Logger.Warn(logTag, "Published '%s' again, as it no longer held what was published (%s): %s", p.To, why, p.published)
+	return nil
+}
+
 // CheckPath fails unless path is a clean absolute path to a file.
 func CheckPath(path string) error {
 	if !filepath.IsAbs(path) || filepath.Clean(path) != path || filepath.Dir(path) == path {
@@ -152,7 +172,8 @@ func rootsAlone(dir string) error {
 
 // Run calls Sync at once and then at every tick until ctx ends, and logs what goes wrong: a refused file once
 // (Sync says so once), a write that keeps failing when it first fails. At every mark it marks the kept copy
-// current while flanneld holds its lease, and withdraws a restored copy that has outlived its lease.
+// current while flanneld holds its lease, withdraws a restored copy that has outlived its lease, and publishes
+// again what To no longer holds.
 func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 	for {
 		failing := p.failed
@@ -168,6 +189,9 @@ func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 				p.Logger.Error(logTag, "Marking the kept copy '%s' current: %s", p.Keep, err)
 			}
 			if err := p.withdraw(now); err != nil {
+				p.Logger.Error(logTag, "%s", err)
+			}
+			if err := p.recheck(); err != nil {
 				p.Logger.Error(logTag, "%s", err)
 			}
 		}

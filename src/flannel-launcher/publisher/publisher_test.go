@@ -122,6 +122,29 @@ var _ = Describe("Publisher", func() {
 		Expect(published()).To(Equal(flanneldWrote))
 	})
 
+	It("publishes again, at the next mark, what someone removed from the copy or changed in it", func() {
+		flanneldWrites(flanneldWrote)
+		marks := make(chan time.Time)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); p.Run(ctx, nil, marks) }()
+		DeferCleanup(func() { cancel(); Eventually(done).Should(BeClosed()) })
+		copied := func() ([]byte, error) { return os.ReadFile(to) }
+		Eventually(copied).Should(BeEquivalentTo(flanneldWrote))
+
+		Expect(os.Remove(to)).To(Succeed())
+		marks <- time.Now()
+		Eventually(copied).Should(BeEquivalentTo(flanneldWrote))
+		Expect(logs).To(gbytes.Say(`WARN - Published '` + to + `' again, as it no longer held what was published \(open ` + to +
+			`: no such file or directory\): FLANNEL_NETWORK=198.18.0.0/15 FLANNEL_SUBNET=198.18.3.1/24`))
+
+		Expect(os.WriteFile(to, []byte(newLease), 0o644)).To(Succeed())
+		marks <- time.Now()
+		Eventually(copied).Should(BeEquivalentTo(flanneldWrote))
+		Expect(logs).To(gbytes.Say(`WARN - Published '` + to + `' again, as it no longer held what was published \(it holds ` +
+			`FLANNEL_NETWORK=198.18.0.0/15 FLANNEL_SUBNET=198.18.9.1/24`))
+	})
+
 	DescribeTable("refuses a file that flanneld does not write, once, and the copy stays as it was",
 		func(plant func(), message string) {
 			flanneldWrites(flanneldWrote)
