@@ -41,7 +41,7 @@ const (
 	// one render, are as many as the largest group has values.
 	valuesPerGroup = 36
 	// strangers: characters that look like what a property wants, or that Ruby and Go treat differently.
-	strangers = " \t\n\v\r\x00\u00a0\u00b5\u03bc\u017f\u212a\u0663"
+	strangers = " \t\n\v\r\x00\x01\x1b\x7f\u0085\u009b\u00a0\u00b5\u03bc\u017f\u212a\u0663"
 )
 
 var (
@@ -82,7 +82,8 @@ var checkedTwiceProperties = map[string]checkedTwice{
 		json.Number("2.379e3"), true, ""},
 		generate: wholeNumbers(0, 1, 2379, 65535, 1<<40)},
 	"etcd.prefix": {key: "etcd.prefix", corpus: []any{"/coreos.com/network", "/", "//", "/a//b", "/a/", "a/b", "/a b",
-		"/a\tb", "/a\vb", "/a\rb", " /a", "/a ", "/a\u00a0b", "/\u00e4", "/a\x00b", "", "/.", "/a/../b"},
+		"/a\tb", "/a\vb", "/a\rb", " /a", "/a ", "/a\u00a0b", "/\u00e4", "/a\x00b", "", "/.", "/a/../b", "/a\x00",
+		"/a\x01b", "/a\x1b[2J", "/a\x7f", "/a\u0085b", "/a\u009bb", "/a\u00a0", "/a\u2028b"},
 		generate: mutated("/abc.-_", "/coreos.com/network", "/a")},
 	"etcd.dns-server": {key: "dns.server", corpus: []any{"", "169.254.0.2:53", "999.1.1.1:53", "1.2.3.4:99999",
 		"01.2.3.4:53", "1.2.3.4:0", "1.2.3.4:053", "1.2.3.4:65535", "1.2.3.4:65536", "[::1]:53",
@@ -93,7 +94,7 @@ var checkedTwiceProperties = map[string]checkedTwice{
 			withSuffix(dottedQuads, ":", "0", "53", "65535", "65536"),
 			withSuffix(bracketed(ipv6ish), ":", "53", "0"))},
 	"iface": {key: "flanneld.iface", corpus: []any{"", "eth0", "eth0,eth1", "eth 0", "eth0\v", "eth\f0", " eth0 ",
-		"eth\u00a00", "192.0.2.7", "a\rb"},
+		"eth\u00a00", "192.0.2.7", "a\rb", "eth0\x00", "et\x00h0", "eth\x7f0", "eth\u00850", "eth0\x1b", "eth\u00e40"},
 		generate: mutated("eth0,. ", "eth0", "192.0.2.7")},
 	"public-ip": {key: "flanneld.public_ip", corpus: []any{"", "192.0.2.7", "2001:db8::1", "fe80::1%eth0",
 		"::ffff:192.0.2.7", "192.0.2", "192.0.2.256", "01.2.3.4", "192.0.2.7/32", "[::1]", "0.0.0.0",
@@ -146,6 +147,47 @@ var _ = Describe("the template's checks and the launcher's", func() {
 		AddReportEntry("values", fmt.Sprintf("%d values in %d renders", countTrials(first), len(first)+len(second)))
 	})
 })
+
+var _ = Describe("a value that flanneld gets as an argument", func() {
+	// Both took these until 2026-12-06: the render passed, the config loaded, and then every exec of flanneld
+	// failed (a NUL in an argument) or it got a key or interface that is not there, monit restarting it for ever.
+	DescribeTable("is refused with a control character by the template, on one line, and by the launcher",
+		func(property, value, escaped string) {
+			_, err := renderConfig(map[string]interface{}{property: value})
+			expectFailureNaming(err, property+" must not hold control characters (U+0000 to U+001F, U+007F to U+009F)")
+			// bosh's renderer quotes Ruby's message with each backslash doubled.
+			Expect(strings.ReplaceAll(err.Error(), `\\`, `\`)).To(ContainSubstring("got '" + escaped + "'"))
+			Expect(err.Error()).NotTo(ContainSubstring(value), "the value is quoted with escapes")
+
+			defaults, err := renderConfig(nil)
+			Expect(err).NotTo(HaveOccurred())
+			key := checkedTwiceProperties[property].key
+			problems := launcherProblems(placed(defaults, map[string]any{key: value}))
+			Expect(problems).To(HaveKeyWithValue(key, ContainSubstring("must not hold control characters")))
+		},
+		Entry("a NUL in etcd.prefix", "etcd.prefix", "/coreos.com\x00/network", `/coreos.com\x00/network`),
+		Entry("ESC in etcd.prefix", "etcd.prefix", "/coreos.com/\x1b[2J", `/coreos.com/\e[2J`),
+		Entry("DEL in etcd.prefix", "etcd.prefix", "/coreos.com/net\x7fwork", `/coreos.com/net\x7Fwork`),
+		Entry("a C1 control in etcd.prefix", "etcd.prefix", "/coreos.com/\u0085network", `/coreos.com/\u0085network`),
+		Entry("a newline in etcd.prefix", "etcd.prefix", "/coreos.com\n/network", `/coreos.com\n/network`),
+		Entry("a NUL in iface", "iface", "eth\x000", `eth\x000`),
+		Entry("a bell in iface", "iface", "eth\a0", `eth\a0`),
+		Entry("a C1 control in iface", "iface", "eth\u009b0", `eth\u009B0`),
+	)
+})
+
+// placed is the rendered defaults with values set at the launcher's keys.
+func placed(defaults []byte, values map[string]any) []byte {
+	var doc map[string]any
+	Expect(json.Unmarshal(defaults, &doc)).To(Succeed())
+	for key, value := range values {
+		section, name, _ := strings.Cut(key, ".")
+		doc[section].(map[string]any)[name] = value
+	}
+	data, err := json.Marshal(doc)
+	Expect(err).NotTo(HaveOccurred())
+	return data
+}
 
 // sortOut tells the disagreements in a batch's render, and which values of it the template took from a batch
 // it refused, to be rendered again.
@@ -304,15 +346,11 @@ func launcherRefuses(batch []trial, rendered []byte) []string {
 // launcherTakes gives the launcher the values the template refused, put where the template would have put
 // them, and tells each one it takes.
 func launcherTakes(defaults []byte, refused []trial, message string) []string {
-	var doc map[string]any
-	Expect(json.Unmarshal(defaults, &doc)).To(Succeed())
+	values := map[string]any{}
 	for _, t := range refused {
-		section, key, _ := strings.Cut(checkedTwiceProperties[t.property].key, ".")
-		doc[section].(map[string]any)[key] = asTheTemplatePassesIt(t.value)
+		values[checkedTwiceProperties[t.property].key] = asTheTemplatePassesIt(t.value)
 	}
-	data, err := json.Marshal(doc)
-	Expect(err).NotTo(HaveOccurred())
-	problems := launcherProblems(data)
+	problems := launcherProblems(placed(defaults, values))
 	var found []string
 	for _, t := range refused {
 		onPurpose := checkedTwiceProperties[t.property].onPurpose
