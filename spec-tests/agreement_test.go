@@ -119,10 +119,12 @@ var checkedTwiceProperties = map[string]checkedTwice{
 var _ = Describe("the template's checks and the launcher's", func() {
 	It("cover every property that the template passes to the launcher", func() {
 		for name := range flanneld.Properties {
-			if strings.HasPrefix(name, "tls.etcdctl.") || name == "launcher.ready-timeout" {
-				continue // rendered into files; bin/post-start's, through the duration check the others use
+			switch field, isTLS := strings.CutPrefix(name, "tls.etcdctl."); {
+			case isTLS: // rendered into files, which tls_agreement_test.go has the launcher load
+				Expect(tlsFiles).To(HaveKey(field))
+			case name != "launcher.ready-timeout": // bin/post-start's, through the duration check the others use
+				Expect(checkedTwiceProperties).To(HaveKey(name))
 			}
-			Expect(checkedTwiceProperties).To(HaveKey(name))
 		}
 	})
 
@@ -226,8 +228,8 @@ func groupOf(property string) string {
 	return property
 }
 
-// members are the properties of a group.
-func members(group string) []checkedTwice {
+// ofGroup are the properties of a group.
+func ofGroup(group string) []checkedTwice {
 	var found []checkedTwice
 	for name, p := range checkedTwiceProperties {
 		if groupOf(name) == group {
@@ -251,7 +253,7 @@ func (t trial) blamedIn(message string) bool {
 // launcherKeys are the keys under which the launcher may refuse t.
 func (t trial) launcherKeys() []string {
 	var keys []string
-	for _, p := range members(groupOf(t.property)) {
+	for _, p := range ofGroup(groupOf(t.property)) {
 		keys = append(keys, p.key)
 	}
 	return keys
@@ -265,7 +267,7 @@ func trials(r *rand.Rand) []trial {
 		for _, value := range p.corpus {
 			all = append(all, trial{name, value})
 		}
-		for n := len(p.corpus); p.generate != nil && n < valuesPerGroup/len(members(groupOf(name))); n++ {
+		for n := len(p.corpus); p.generate != nil && n < valuesPerGroup/len(ofGroup(groupOf(name))); n++ {
 			all = append(all, trial{name, p.generate(r)})
 		}
 	}
