@@ -137,7 +137,7 @@ var _ = Describe("the template's checks and the launcher's", func() {
 	})
 
 	It("take and refuse the same values", func() {
-		defaults, err := renderConfig(nil)
+		defaults, err := renderedDefaults()
 		Expect(err).NotTo(HaveOccurred())
 		seed := agreementSeed()
 		first := batches(append(trials(rand.New(rand.NewPCG(seed, 22))), pairs()...))
@@ -181,7 +181,7 @@ var _ = Describe("a value that flanneld gets as an argument", func() {
 			Expect(strings.ReplaceAll(err.Error(), `\\`, `\`)).To(ContainSubstring("got '" + escaped + "'"))
 			Expect(err.Error()).NotTo(ContainSubstring(value), "the value is quoted with escapes")
 
-			defaults, err := renderConfig(nil)
+			defaults, err := renderedDefaults()
 			Expect(err).NotTo(HaveOccurred())
 			key := checkedTwiceProperties[property].key
 			problems := launcherProblems(placed(defaults, map[string]any{key: value}))

@@ -28,7 +28,7 @@ import (
 var _ = Describe("the template's TLS checks and the launcher's", func() {
 	It("take and refuse the same PEMs, the launcher loading the files rendered, and what both take works", func() {
 		corpus := tlsCorpus()
-		defaults, err := renderConfig(nil)
+		defaults, err := renderedDefaults()
 		Expect(err).NotTo(HaveOccurred())
 		var disagreements []string
 		for _, name := range slices.Sorted(maps.Keys(corpus)) {
