@@ -170,3 +170,14 @@ func expectBashSyntax(script string) {
 	output, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(output))
 }
+
+// withRunDirsLib makes block source the job's lib/run-dirs.sh as rendered, from a temporary file, instead of
+// the path it has on a VM.
+func withRunDirsLib(rendered jobrender.Rendered, block string) string {
+	GinkgoHelper()
+	const installed = "source /var/vcap/jobs/flanneld/lib/run-dirs.sh\n"
+	Expect(block).To(ContainSubstring(installed))
+	lib := filepath.Join(GinkgoT().TempDir(), "run-dirs.sh")
+	Expect(os.WriteFile(lib, rendered.Files["lib/run-dirs.sh"], 0o644)).To(Succeed())
+	return strings.Replace(block, installed, "source "+lib+"\n", 1)
+}

@@ -73,58 +73,69 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 			Expect(err).NotTo(HaveOccurred())
 			volumes := bpm.Process.Unsafe.UnrestrictedVolumes
 			Expect(volumes).NotTo(BeEmpty())
+			stat := regexp.MustCompile(`(?m)^stat_paths (.*\\\n)*.*\n`).FindString(script)
+			Expect(stat).NotTo(BeEmpty())
 			for _, volume := range volumes {
-				prepare := "install -d -o root -g root -m 0755"
+				prepare := `make_dir %s root:root 0755`
 				if volume.Writable {
-					prepare = `(install -d -o "\$job_user" -g "\$job_group" -m 0750|touch)`
+					prepare = `(make_dir %s "\$job_user:\$job_group" 0750|  touch %s)`
 				}
-				Expect(script).To(MatchRegexp(`(?m)^\s*%s %s$`, prepare, regexp.QuoteMeta(volume.Path)))
-				Expect(script).To(MatchRegexp(`(?m)^done < <\(stat .* %s[ )]`, regexp.QuoteMeta(volume.Path)))
+				path := regexp.QuoteMeta(volume.Path)
+				Expect(script).To(MatchRegexp(`(?m)^` + strings.ReplaceAll(prepare, "%s", path) + `$`))
+				Expect(strings.Fields(strings.ReplaceAll(stat, "\\\n", " "))).To(ContainElement(volume.Path))
 			}
 		})
 
-		// preparePaths runs the script's lines that prepare the paths bpm mounts, as root under `set -euo
-		// pipefail`, on paths under root instead, for nobody:nogroup instead of vcap; it returns the
-		// commands they ran.
-		preparePaths := func(root string) []string {
-			block := regexp.MustCompile(`(?ms)^job_user=vcap job_group=vcap\n.*?^  chmod 0660 /run/xtables.lock\nfi\n`).FindString(script)
+		// prepare runs the script's lines that prepare the paths bpm mounts and bpm's own directories, as root
+		// under `set -euo pipefail`, on paths under root instead, for nobody:nogroup instead of vcap, with the
+		// job's lib/run-dirs.sh; it returns their output and the commands they ran.
+		prepare := func(root string) (string, error, []string) {
+			block := regexp.MustCompile(`(?ms)^source /var/vcap/jobs/flanneld/lib/run-dirs.sh\n.*?^make_dir /var/vcap/sys/run/bpm-runc root:root 0700\n`).FindString(script)
 			Expect(block).NotTo(BeEmpty())
+			block = withRunDirsLib(rendered, block)
 			block = strings.Replace(block, "job_user=vcap job_group=vcap", "job_user=nobody job_group=nogroup", 1)
-			block = regexp.MustCompile(`/var/vcap/sys/run/flanneld|/run/flannel\b|/run/xtables\.lock`).ReplaceAllString(block, root+"$0")
+			block = regexp.MustCompile(`/var/vcap/sys/run\b|/run/flannel\b|/run/xtables\.lock`).ReplaceAllString(block, root+"$0")
 			// Every command the block runs is logged: bash's builtins are not.
 			bin := GinkgoT().TempDir()
-			for _, command := range []string{"stat", "install", "rm", "touch", "chgrp", "chmod"} {
+			for _, command := range []string{"stat", "mkdir", "rm", "chown", "touch", "chgrp", "chmod"} {
 				wrapper := fmt.Sprintf("#!/bin/sh\necho %s >>%s/ran\nexec /usr/bin/%s \"$@\"\n", command, bin, command)
 				Expect(os.WriteFile(filepath.Join(bin, command), []byte(wrapper), 0o755)).To(Succeed())
 			}
 			cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+block)
 			cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin")
 			out, err := cmd.CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), string(out))
-			ran, err := os.ReadFile(filepath.Join(bin, "ran"))
-			if os.IsNotExist(err) {
-				return nil
+			ran, readErr := os.ReadFile(filepath.Join(bin, "ran"))
+			if readErr != nil && !os.IsNotExist(readErr) {
+				Expect(readErr).NotTo(HaveOccurred())
 			}
-			Expect(err).NotTo(HaveOccurred())
-			return strings.Fields(string(ran))
+			return string(out), err, strings.Fields(string(ran))
+		}
+		preparePaths := func(root string) []string {
+			out, err, ran := prepare(root)
+			Expect(err).NotTo(HaveOccurred(), out)
+			return ran
+		}
+		// stemcellRoot is a temporary root with /run and /var/vcap/sys/run as a stemcell has them: the second
+		// is the agent's tmpfs, mode 1777, root:vcap (nogroup here).
+		stemcellRoot := func() (root, run string) {
+			root = GinkgoT().TempDir()
+			run = filepath.Join(root, "var/vcap/sys/run")
+			Expect(os.MkdirAll(run, 0o755)).To(Succeed())
+			Expect(os.Chmod(run, os.ModeSticky|0o777)).To(Succeed())
+			Expect(os.Chown(run, 0, 65534)).To(Succeed())
+			Expect(os.MkdirAll(filepath.Join(root, "run"), 0o755)).To(Succeed())
+			return root, run
 		}
 
-		It("makes each path bpm mounts what flanneld needs, then on the next start runs nothing but one stat", func() {
-			root := GinkgoT().TempDir()
-			Expect(os.MkdirAll(filepath.Join(root, "var/vcap/sys/run"), 0o755)).To(Succeed())
-			Expect(os.MkdirAll(filepath.Join(root, "run"), 0o755)).To(Succeed())
-			Expect(preparePaths(root)).To(ContainElements("install", "touch", "chgrp", "chmod"))
-
-			expectPath := func(path string, mode os.FileMode, uid, gid uint32) {
-				info, err := os.Lstat(filepath.Join(root, path))
-				Expect(err).NotTo(HaveOccurred())
-				Expect(info.Mode()).To(Equal(mode), path)
-				stat := info.Sys().(*syscall.Stat_t)
-				Expect([]uint32{stat.Uid, stat.Gid}).To(Equal([]uint32{uid, gid}), path)
+		It("makes each path bpm mounts what flanneld needs, and bpm's own directories root's alone, then on the next start runs nothing but one stat", func() {
+			root, _ := stemcellRoot()
+			Expect(preparePaths(root)).To(ContainElements("mkdir", "chown", "touch", "chgrp", "chmod"))
+			expectOwned(root, "var/vcap/sys/run/flanneld", os.ModeDir|0o750, 65534, 65534)
+			expectOwned(root, "run/flannel", os.ModeDir|0o755, 0, 0)
+			expectOwned(root, "run/xtables.lock", 0o660, 0, 65534)
+			for _, bpmDir := range []string{"bpm", "bpm/flanneld", "bpm-runc"} {
+				expectOwned(root, "var/vcap/sys/run/"+bpmDir, os.ModeDir|0o700, 0, 0)
 			}
-			expectPath("var/vcap/sys/run/flanneld", os.ModeDir|0o750, 65534, 65534)
-			expectPath("run/flannel", os.ModeDir|0o755, 0, 0)
-			expectPath("run/xtables.lock", 0o660, 0, 65534)
 			Expect(preparePaths(root)).To(Equal([]string{"stat"}))
 
 			// iptables writes nothing into its lock, but someone else may have: a lock with content is kept.
@@ -133,43 +144,32 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 		})
 
 		It("puts back each path's owner and mode when something changed them", func() {
-			root := GinkgoT().TempDir()
+			root, _ := stemcellRoot()
 			Expect(os.MkdirAll(filepath.Join(root, "var/vcap/sys/run/flanneld"), 0o777)).To(Succeed())
-			Expect(os.MkdirAll(filepath.Join(root, "run"), 0o755)).To(Succeed())
 			Expect(os.WriteFile(filepath.Join(root, "run/xtables.lock"), nil, 0o644)).To(Succeed())
 			Expect(os.Symlink(root, filepath.Join(root, "run/flannel"))).To(Succeed())
+			Expect(os.MkdirAll(filepath.Join(root, "var/vcap/sys/run/bpm"), 0o755)).To(Succeed())
 			preparePaths(root)
-			info, err := os.Lstat(filepath.Join(root, "var/vcap/sys/run/flanneld"))
-			Expect(err).NotTo(HaveOccurred())
-			Expect(info.Mode()).To(Equal(os.ModeDir | 0o750))
-			Expect(info.Sys().(*syscall.Stat_t).Uid).To(BeEquivalentTo(65534))
-			info, err = os.Lstat(filepath.Join(root, "run/xtables.lock"))
-			Expect(err).NotTo(HaveOccurred())
-			Expect(info.Mode()).To(Equal(os.FileMode(0o660)))
-			info, err = os.Lstat(filepath.Join(root, "run/flannel"))
-			Expect(err).NotTo(HaveOccurred())
-			Expect(info.Mode()).To(Equal(os.ModeDir | 0o755))
+			expectOwned(root, "var/vcap/sys/run/flanneld", os.ModeDir|0o750, 65534, 65534)
+			expectOwned(root, "run/xtables.lock", 0o660, 0, 65534)
+			expectOwned(root, "run/flannel", os.ModeDir|0o755, 0, 0)
+			expectOwned(root, "var/vcap/sys/run/bpm", os.ModeDir|0o700, 0, 0)
 		})
 
-		// takeBack runs the script's lines that make /run/flannel root's alone, as root under `set -euo
-		// pipefail`, on dir instead.
-		takeBack := func(dir string) {
-			block := regexp.MustCompile(`(?ms)^job_user=vcap job_group=vcap\n.*?^done < <\(stat .*?\n|^if \[\[ \$\{found\[/run/flannel\].*?^fi\n`).FindAllString(script, -1)
-			Expect(block).To(HaveLen(2))
-			out, err := exec.Command("bash", "-c", "set -euo pipefail\n"+strings.ReplaceAll(strings.Join(block, ""), "/run/flannel", dir)).CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), string(out))
-			info, err := os.Lstat(dir)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(info.Mode()).To(Equal(os.ModeDir | 0o755))
-			Expect(info.Sys().(*syscall.Stat_t).Uid).To(BeZero())
+		// takeBack runs the lines that prepare the paths under a root whose /run/flannel is dir, and checks that
+		// it is root's alone afterwards.
+		takeBack := func(root string) {
+			preparePaths(root)
+			expectOwned(root, "run/flannel", os.ModeDir|0o755, 0, 0)
 		}
 
 		// An older release gave /run/flannel to vcap, who could leave anything there for docker's job to source.
 		DescribeTable("takes /run/flannel back whole from anyone but root, whatever it holds, and touches nothing it leads to",
 			func(plant func(dir string) (kept string)) {
-				dir := filepath.Join(GinkgoT().TempDir(), "flannel")
+				root, _ := stemcellRoot()
+				dir := filepath.Join(root, "run/flannel")
 				kept := plant(dir)
-				takeBack(dir)
+				takeBack(root)
 				Expect(os.ReadDir(dir)).To(BeEmpty())
 				if kept != "" {
 					Expect(kept).To(BeAnExistingFile())
@@ -205,11 +205,12 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 		)
 
 		It("keeps root's /run/flannel and the copy in it, which docker's job reads when it stops too", func() {
-			dir := filepath.Join(GinkgoT().TempDir(), "flannel")
+			root, _ := stemcellRoot()
+			dir := filepath.Join(root, "run/flannel")
 			Expect(os.Mkdir(dir, 0o755)).To(Succeed())
 			Expect(os.Chmod(dir, 0o755)).To(Succeed())
 			Expect(os.WriteFile(filepath.Join(dir, "subnet.env"), nil, 0o644)).To(Succeed())
-			takeBack(dir)
+			takeBack(root)
 			Expect(filepath.Join(dir, "subnet.env")).To(BeAnExistingFile())
 		})
 
@@ -347,15 +348,75 @@ var _ = Describe("flanneld's lifecycle under bpm", func() {
 		// placeholder runs the script's lines that leave bpm an empty pidfile, with a bpm that says whether
 		// flanneld runs and the pidfile moved into a temporary directory.
 		placeholder := func(pidfile string, flanneldRuns bool) (string, error) {
-			block := regexp.MustCompile(`(?ms)^if \[\[ \$running == false && ! -e \$bpm_pidfile \]\]; then\n.*?^fi\n`).FindString(script)
+			block := regexp.MustCompile(`(?ms)^if \[\[ \$running == false && ! -e \$bpm_pidfile .*?\]\]; then\n.*?^fi\n`).FindString(script)
 			Expect(block).NotTo(BeEmpty())
 			return runsBlock(block, pidfile, statusFile, flanneldRuns)
 		}
+
+		// On a stemcell any local user can make entries in /var/vcap/sys/run, before the first deploy and after
+		// every reboot. Each plant is made by nobody (vcap here); what it returns must be as it was.
+		DescribeTable("takes nothing that another user made in the run directory, and writes through no link there",
+			func(plant func(run string) (untouched string)) {
+				root, run := stemcellRoot()
+				untouched := plant(run)
+				before := snapshot(untouched)
+				preparePaths(root)
+				pidfile := filepath.Join(run, "bpm/flanneld/flanneld.pid")
+				out, err := placeholder(pidfile, false)
+				Expect(err).NotTo(HaveOccurred(), out)
+				Expect(snapshot(untouched)).To(Equal(before), untouched)
+				expectOwned(root, "var/vcap/sys/run/flanneld", os.ModeDir|0o750, 65534, 65534)
+				for _, bpmDir := range []string{"bpm", "bpm/flanneld", "bpm-runc"} {
+					expectOwned(root, "var/vcap/sys/run/"+bpmDir, os.ModeDir|0o700, 0, 0)
+				}
+				expectOwned(root, "var/vcap/sys/run/bpm/flanneld/flanneld.pid", 0o644, 0, 0)
+				Expect(os.ReadFile(pidfile)).To(BeEmpty())
+			},
+			Entry("bpm's pidfile, a link to a file that root would create", func(run string) string {
+				plantDirs(run, "bpm", "bpm/flanneld")
+				return plantLink(run, "bpm/flanneld/flanneld.pid", filepath.Join(filepath.Dir(run), "nologin"))
+			}),
+			Entry("bpm's pidfile, a link to a file of root's", func(run string) string {
+				plantDirs(run, "bpm", "bpm/flanneld")
+				return plantLink(run, "bpm/flanneld/flanneld.pid", rootsFile(filepath.Dir(run), "shadow"))
+			}),
+			Entry("the job's directory of bpm, under root's bpm directory", func(run string) string {
+				Expect(os.Mkdir(filepath.Join(run, "bpm"), 0o700)).To(Succeed())
+				plantDirs(run, "bpm/flanneld")
+				return plantLink(run, "bpm/flanneld/flanneld.lock", rootsFile(filepath.Dir(run), "shadow"))
+			}),
+			Entry("bpm's directory, a link to root's directory", func(run string) string {
+				target := filepath.Join(filepath.Dir(run), "elsewhere")
+				Expect(os.MkdirAll(filepath.Join(target, "flanneld"), 0o700)).To(Succeed())
+				plantLink(run, "bpm", target)
+				return target
+			}),
+			Entry("runc's state directory of bpm, with a container's state in it", func(run string) string {
+				plantDirs(run, "bpm-runc", "bpm-runc/flanneld")
+				return plantLink(run, "bpm-runc/flanneld/state.json", rootsFile(filepath.Dir(run), "shadow"))
+			}),
+			Entry("flanneld's directory, a link to root's directory, which root would chown", func(run string) string {
+				target := filepath.Join(filepath.Dir(run), "elsewhere")
+				Expect(os.Mkdir(target, 0o755)).To(Succeed())
+				plantLink(run, "flanneld", target)
+				return target
+			}),
+		)
+
+		It("makes nothing under a run directory that others can write and that is not sticky, and names it", func() {
+			root, run := stemcellRoot()
+			Expect(os.Chmod(run, 0o777)).To(Succeed())
+			out, err, _ := prepare(root)
+			Expect(err).To(HaveOccurred())
+			Expect(out).To(Equal(fmt.Sprintf("Not making %[1]s/flanneld: %[1]s is not a directory of root's that only root can write or that is sticky (root:nogroup 777 directory)\n", run)))
+			Expect(os.ReadDir(run)).To(BeEmpty())
+		})
 
 		// After a reboot bpm 0.12.2 cannot clean up the dead container without its pidfile (it removes it with
 		// os.Remove, which fails on a missing file) and starts nothing.
 		It("leaves bpm an empty pidfile when there is none and flanneld does not run", func() {
 			pidfile := filepath.Join(GinkgoT().TempDir(), "run", "bpm", "flanneld", "flanneld.pid")
+			Expect(os.MkdirAll(filepath.Dir(pidfile), 0o700)).To(Succeed()) // as the lines before make it
 			out, err := placeholder(pidfile, false)
 			Expect(err).NotTo(HaveOccurred(), out)
 			Expect(os.ReadFile(pidfile)).To(BeEmpty())
@@ -418,4 +479,64 @@ func deadPID() int {
 	cmd := exec.Command("true")
 	Expect(cmd.Run()).To(Succeed())
 	return cmd.Process.Pid
+}
+
+// expectOwned expects path under root to have mode (type included), uid and gid, not following a link.
+func expectOwned(root, path string, mode os.FileMode, uid, gid uint32) {
+	GinkgoHelper()
+	info, err := os.Lstat(filepath.Join(root, path))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(info.Mode()).To(Equal(mode), path)
+	stat := info.Sys().(*syscall.Stat_t)
+	Expect([]uint32{stat.Uid, stat.Gid}).To(Equal([]uint32{uid, gid}), path)
+}
+
+// plantDirs makes directories under run as nobody would: nobody's, mode 0755.
+func plantDirs(run string, paths ...string) {
+	GinkgoHelper()
+	for _, p := range paths {
+		Expect(os.Mkdir(filepath.Join(run, p), 0o755)).To(Succeed())
+		Expect(os.Lchown(filepath.Join(run, p), 65534, 65534)).To(Succeed())
+	}
+}
+
+// plantLink makes a link of nobody's at path under run to target, and returns target.
+func plantLink(run, path, target string) string {
+	GinkgoHelper()
+	Expect(os.Symlink(target, filepath.Join(run, path))).To(Succeed())
+	Expect(os.Lchown(filepath.Join(run, path), 65534, 65534)).To(Succeed())
+	return target
+}
+
+// rootsFile makes a file of root's, mode 0600, with something in it, in dir, and returns its path.
+func rootsFile(dir, name string) string {
+	GinkgoHelper()
+	path := filepath.Join(dir, name)
+	Expect(os.WriteFile(path, []byte("root:secret\n"), 0o600)).To(Succeed())
+	return path
+}
+
+// snapshot describes what is at path (followed) and, for a directory, what it holds: type, mode, owner and
+// content of each, or that nothing is there.
+func snapshot(path string) []string {
+	GinkgoHelper()
+	var seen []string
+	err := filepath.Walk(path, func(p string, info os.FileInfo, err error) error {
+		if os.IsNotExist(err) {
+			seen = append(seen, p+" missing")
+			return nil
+		}
+		Expect(err).NotTo(HaveOccurred())
+		stat := info.Sys().(*syscall.Stat_t)
+		line := fmt.Sprintf("%s %v %d:%d", p, info.Mode(), stat.Uid, stat.Gid)
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			Expect(err).NotTo(HaveOccurred())
+			line += " " + string(data)
+		}
+		seen = append(seen, line)
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return seen
 }

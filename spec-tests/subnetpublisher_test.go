@@ -80,7 +80,12 @@ var _ = Describe("bin/subnet-publisher", func() {
 		Expect(os.WriteFile(publisher, data, 0o755)).To(Succeed())
 		from = filepath.Join(dir, "flanneld", "subnet.env")
 		to = filepath.Join(dir, "flannel", "subnet.env")
-		pidfile = filepath.Join(dir, "run", "subnet-publisher.pid")
+		// The run directory is the agent's tmpfs of a stemcell: mode 1777, root:vcap (nogroup here).
+		run := filepath.Join(dir, "sys-run")
+		Expect(os.Mkdir(run, 0o755)).To(Succeed())
+		Expect(os.Chmod(run, os.ModeSticky|0o777)).To(Succeed())
+		Expect(os.Chown(run, 0, 65534)).To(Succeed())
+		pidfile = filepath.Join(run, "flanneld-subnet-publisher", "subnet-publisher.pid")
 		kept = filepath.Join(dir, "data", "subnet.env")
 		Expect(os.Mkdir(filepath.Dir(from), 0o750)).To(Succeed())
 		for path, moved := range map[string]string{
@@ -95,6 +100,7 @@ var _ = Describe("bin/subnet-publisher", func() {
 			Expect(script).To(ContainSubstring(path))
 			script = strings.ReplaceAll(script, path, moved)
 		}
+		script = withRunDirsLib(rendered, script)
 		DeferCleanup(func() {
 			out, err := ctl("stop")
 			Expect(err).NotTo(HaveOccurred(), out)
@@ -182,6 +188,49 @@ var _ = Describe("bin/subnet-publisher", func() {
 		log, err := os.ReadFile(filepath.Join(dir, "log", "subnet-publisher.log"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(log)).To(ContainSubstring("are in the same directory"))
+	})
+
+	// On a stemcell any local user can make entries in the run directory, before the first deploy and after
+	// every reboot. Each plant is nobody's (vcap here); what it returns must stay as it was.
+	DescribeTable("writes its pidfile through no link that another user left in the run directory",
+		func(plant func(runDir string) (untouched string)) {
+			untouched := plant(filepath.Dir(pidfile))
+			before := snapshot(untouched)
+			out, err := ctl("start")
+			Expect(err).NotTo(HaveOccurred(), out)
+			Expect(snapshot(untouched)).To(Equal(before), untouched)
+			expectOwned(filepath.Dir(filepath.Dir(pidfile)), filepath.Base(filepath.Dir(pidfile)), os.ModeDir|0o755, 0, 0)
+			Expect(runs(pidInFile())).To(BeTrue())
+			Expect(publishers()).To(Equal(1))
+		},
+		Entry("its pidfile, a link to a file of root's, in a directory of nobody's", func(runDir string) string {
+			plantDirs(filepath.Dir(runDir), filepath.Base(runDir))
+			return plantLink(runDir, filepath.Base(pidfile), rootsFile(dir, "shadow"))
+		}),
+		Entry("its run directory, a link to a directory of root's", func(runDir string) string {
+			target := filepath.Join(dir, "elsewhere")
+			Expect(os.Mkdir(target, 0o755)).To(Succeed())
+			return plantLink(filepath.Dir(runDir), filepath.Base(runDir), target)
+		}),
+	)
+
+	// 2018's agent makes the run directory a tmpfs of 1 MiB, which every job on the VM shares.
+	It("starts no publisher when it cannot write its pidfile, however often monit tries", func() {
+		run := filepath.Dir(filepath.Dir(pidfile))
+		Expect(unix.Mount("tmpfs", run, "tmpfs", 0, "size=4k,mode=1777")).To(Succeed())
+		DeferCleanup(func() { Expect(unix.Unmount(run, unix.MNT_DETACH)).To(Succeed()) })
+		Expect(os.Mkdir(filepath.Dir(pidfile), 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(run, "other-job.log"), make([]byte, 4096), 0o644)).To(Succeed())
+		for range 3 {
+			out, err := ctl("start")
+			Expect(err).To(HaveOccurred(), out)
+			Expect(out).To(ContainSubstring("subnet-publisher did not start"))
+		}
+		Expect(publishers()).To(BeZero())
+		log, err := os.ReadFile(filepath.Join(dir, "log", "subnet-publisher.log"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(log)).To(ContainSubstring("Cannot write the pidfile " + pidfile + ": the publisher is not started"))
+		Expect(os.ReadDir(filepath.Dir(pidfile))).To(BeEmpty(), "no pidfile.new is left")
 	})
 
 	It("says how to call it", func() {

@@ -28,6 +28,9 @@ type Lane struct {
 	// Release versions: bpm and bosh-dns as the manifest (or its era's runtime config) names them, cfcr-etcd,
 	// kubo and docker as it pins them, and the etcd that cfcr-etcd's package ships.
 	BPM, BoshDNS, CfcrEtcd, Kubo, Docker, Etcd string
+	// Stemcell is the stemcell line of the lane's VMs (src/e2e/stemcell): the seed deployment's xenial 97.x
+	// for v0.21, xenial 315.x for v0.32, its era's, and jammy for current.
+	Stemcell string
 	// CNI is what kubelet's `cni` package holds: containernetworking/plugins "0.7.1", as kubo's package ships
 	// (scripts/build-cni-v0.7), or "current" (scripts/build-cni: flannel from 0.8.6, the others from 1.10.0).
 	CNI string
@@ -38,11 +41,11 @@ type Lane struct {
 // whose runtime config was kept current.
 var Lanes = map[string]Lane{
 	"v0.21": {Name: "v0.21", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
-		BPM: "0.12.2", BoshDNS: "1.8.0", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8", CNI: "0.7.1"},
+		BPM: "0.12.2", BoshDNS: "1.8.0", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8", CNI: "0.7.1", Stemcell: "ubuntu-xenial-97.x"},
 	"v0.32": {Name: "v0.32", Fixture: "cfcr-v0.32.0.yml", Companion: "flannel-dns-tls-etcd-v0-29-0.yml", EtcdCertificate: "tls-etcd-v0-29-0", DNSRuntimeConfig: true, KeyUsage: true,
-		BPM: "1.0.4", BoshDNS: "1.11.0", CfcrEtcd: "1.11.1", Kubo: "0.32.0", Docker: "35.2.1", Etcd: "3.3.12", CNI: "0.7.1"},
+		BPM: "1.0.4", BoshDNS: "1.11.0", CfcrEtcd: "1.11.1", Kubo: "0.32.0", Docker: "35.2.1", Etcd: "3.3.12", CNI: "0.7.1", Stemcell: "ubuntu-xenial-315.x"},
 	"current": {Name: "current", Fixture: "cfcr-v0.21.0.yml", Companion: "flannel-dns-tls-etcd-v0-17-0.yml", EtcdCertificate: "tls-etcd-v0-17-0",
-		BPM: "1.4.38", BoshDNS: "1.39.28", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8", CNI: "current"},
+		BPM: "1.4.38", BoshDNS: "1.39.28", CfcrEtcd: "1.4.0", Kubo: "0.21.0", Docker: "32.0.0", Etcd: "3.3.8", CNI: "current", Stemcell: "ubuntu-jammy"},
 }
 
 // LaneFromEnv is the lane E2E_LANE names, v0.21 when it is unset.

@@ -17,11 +17,17 @@ import (
 // RebootWorker power-cycles w: every process killed, its volatile state gone (vm.PowerOff: its pods' sandboxes
 // and veths, cni0 too), then the boot, where the agent starts monit, which runs each job's start program and
 // nothing else (no pre-start). Once every process runs, kubelet's part: each dead pod is deleted through CNI
-// and made again.
-func (c *Cluster) RebootWorker(w *worker.Worker) error {
+// and made again. atBoot, if given, runs after the power off and before monit starts the jobs: what a process
+// on the VM could do early in the boot.
+func (c *Cluster) RebootWorker(w *worker.Worker, atBoot ...func() error) error {
 	c.Logf("%s: power off", w.Name)
 	if err := w.Agent.PowerOff(); err != nil {
 		return err
+	}
+	for _, f := range atBoot {
+		if err := f(); err != nil {
+			return err
+		}
 	}
 	c.Logf("%s: boot (monit starts the jobs)", w.Name)
 	if err := w.Agent.Boot(); err != nil {
@@ -59,12 +65,18 @@ func (c *Cluster) StartWorker(w *worker.Worker) error {
 // RecreateWorker does what `bosh recreate` does to w: drain and stop its jobs, delete its VM, create a new one
 // with an empty disk for the same instance (same ID and address), then deploy it with its jobs. Its pods die
 // with the old VM; new ones are made on the new VM. It returns the new worker.
-func (c *Cluster) RecreateWorker(w *worker.Worker) (*worker.Worker, error) {
+// beforeDeploy, if given, runs on the new VM before the agent puts any job there.
+func (c *Cluster) RecreateWorker(w *worker.Worker, beforeDeploy ...func(*worker.Worker) error) (*worker.Worker, error) {
 	name := instanceName("worker", w.Index)
 	c.forgetPods(w)
 	next, err := c.ReplaceWorkerVM(w)
 	if err != nil {
 		return next, err
+	}
+	for _, f := range beforeDeploy {
+		if err := f(next); err != nil {
+			return next, err
+		}
 	}
 	rendered := c.applied[c.ids[name]]
 	if err := next.Agent.Deploy(rendered.Jobs, agent.Watch(c.update.CanaryWatch)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -128,6 +129,28 @@ var _ = Describe("BOSH's lifecycle on the simulated VMs", Ordered, func() {
 		clustertest.ExpectKept(c, before)
 	})
 
+	// On a stemcell /var/vcap/sys/run is the agent's tmpfs, mode 1777: vcap can make entries there before the
+	// first deploy and early in every boot. What vcap's links lead to must stay as it was, and the job run.
+	It("takes nothing that vcap made in the run directory, before the first deploy and after a reboot", func() {
+		old := c.Workers()[2]
+		recreated, err := c.RecreateWorker(old, func(w *worker.Worker) error {
+			expectAgentRunDir(w)
+			plantAsVcap(w, firstDeployPlants)
+			return nil
+		})
+		Expect(err).NotTo(HaveOccurred())
+		expectUntouched(recreated)
+
+		Expect(c.RebootWorker(recreated, func() error {
+			expectAgentRunDir(recreated)
+			plantAsVcap(recreated, bootPlants)
+			return nil
+		})).To(Succeed())
+		expectUntouched(recreated)
+		Expect(recreated.FlanneldPID()).NotTo(BeZero())
+		expectPodsIn(c, recreated)
+	})
+
 	It("stops a deploy with a broken etcd CA at the canary's post-start, with the launcher's reason, and touches no other worker", func() {
 		before := clustertest.Snapshot(c)
 		launchers := map[string]int{}
@@ -214,4 +237,69 @@ func newText(path string, from int64) string {
 		return string(data)
 	}
 	return string(data[from:])
+}
+
+// Root's files that vcap's links lead to: one that exists (standing for /etc/shadow) and one that root would
+// create (standing for /etc/nologin), and a directory of root's that bin/start would chown.
+const (
+	rootsFile   = "/var/vcap/data/planted/shadow"
+	missingFile = "/var/vcap/data/planted/nologin"
+	rootsDir    = "/var/vcap/data/planted/dir"
+)
+
+// firstDeployPlants are what vcap leaves on a new VM: bpm's pidfile of flanneld, the publisher's pidfile and
+// flanneld's directory as links; bootPlants what it leaves early in a boot, while other jobs' bpm directories
+// may already be root's.
+const (
+	firstDeployPlants = `set -e
+cd /var/vcap/sys/run
+mkdir -p bpm/flanneld flanneld-subnet-publisher
+ln -s ` + missingFile + ` bpm/flanneld/flanneld.pid
+ln -s ` + rootsFile + ` flanneld-subnet-publisher/subnet-publisher.pid
+ln -s ` + rootsDir + ` flanneld`
+	bootPlants = `set -e
+cd /var/vcap/sys/run
+mkdir flanneld-subnet-publisher
+ln -s ` + rootsFile + ` flanneld-subnet-publisher/subnet-publisher.pid
+ln -s ` + rootsDir + ` flanneld`
+)
+
+// plantAsVcap makes root's targets on w and then runs script as vcap there.
+func plantAsVcap(w *worker.Worker, script string) {
+	GinkgoHelper()
+	_, err := w.Run("sh", "-c", "set -e; mkdir -p "+rootsDir+"; [ -e "+rootsFile+" ] || echo root:secret >"+rootsFile+"; rm -f "+missingFile)
+	Expect(err).NotTo(HaveOccurred())
+	_, err = w.Run("setpriv", "--reuid=vcap", "--regid=vcap", "--init-groups", "sh", "-c", script)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// expectAgentRunDir checks that w's run directory is what bosh-agent makes: a tmpfs of mode 1777, root:vcap.
+func expectAgentRunDir(w *worker.Worker) {
+	GinkgoHelper()
+	out, err := w.Run("stat", "-f", "-c", "%T", "/var/vcap/sys/run/")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strings.TrimSpace(out)).To(Equal("tmpfs"))
+	out, err = w.Run("stat", "-c", "%a %U:%G", "/var/vcap/sys/run/")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strings.TrimSpace(out)).To(Equal("1777 root:vcap"))
+}
+
+// expectUntouched checks that what vcap's links led to is as it was, and that the job's files in the run
+// directory are root's (vcap's for flanneld's own directory), not links.
+func expectUntouched(w *worker.Worker) {
+	GinkgoHelper()
+	out, err := w.Run("sh", "-c", "cat "+rootsFile+"; ls -A "+rootsDir+"; stat -c '%U' "+rootsDir+"; if [ -e "+missingFile+" ]; then echo nologin-made; else echo no-nologin; fi")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(out).To(Equal("root:secret\nroot\nno-nologin\n"))
+	out, err = w.Run("stat", "-c", "%n %F %U", "/var/vcap/sys/run/flanneld", "/var/vcap/sys/run/bpm/flanneld",
+		"/var/vcap/sys/run/bpm/flanneld/flanneld.pid", "/var/vcap/sys/run/flanneld-subnet-publisher",
+		"/var/vcap/sys/run/flanneld-subnet-publisher/subnet-publisher.pid")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strings.Split(strings.TrimSpace(out), "\n")).To(Equal([]string{
+		"/var/vcap/sys/run/flanneld directory vcap",
+		"/var/vcap/sys/run/bpm/flanneld directory root",
+		"/var/vcap/sys/run/bpm/flanneld/flanneld.pid regular file root",
+		"/var/vcap/sys/run/flanneld-subnet-publisher directory root",
+		"/var/vcap/sys/run/flanneld-subnet-publisher/subnet-publisher.pid regular file root",
+	}))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/network"
+	"github.com/flannel-dns/flannel-dns/src/e2e/stemcell"
 	"github.com/flannel-dns/flannel-dns/src/e2e/vm"
 )
 
@@ -127,7 +128,7 @@ type machine struct{ *vm.VM }
 func newMachine(version string, addr netip.Addr) *machine {
 	host, err := vms.AddHost("bpm-"+strings.ReplaceAll(version, ".", "-"), addr)
 	Expect(err).NotTo(HaveOccurred())
-	v, err := vm.New(host, GinkgoT().TempDir())
+	v, err := vm.New(host, GinkgoT().TempDir(), stemcell.Lines["ubuntu-xenial-97.x"])
 	Expect(err).NotTo(HaveOccurred())
 	m := &machine{v}
 	DeferCleanup(func() { Expect(m.Destroy()).To(Succeed()) })

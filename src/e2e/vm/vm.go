@@ -18,6 +18,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/network"
+	"github.com/flannel-dns/flannel-dns/src/e2e/stemcell"
 )
 
 // privateDirs are the VM's own; the host keeps empty mount points for them. /var/lib/cni is where the CNI
@@ -25,13 +26,9 @@ import (
 // is root's home, where monit keeps its state and id files, which a reboot keeps.
 var privateDirs = []string{"/run", "/var/vcap", "/var/lib/cni", "/root"}
 
-// volatileDirs are tmpfs on a stemcell (/var/vcap/sys is /var/vcap/data/sys, whose run/ the agent mounts as
-// tmpfs): a reboot empties them.
-var volatileDirs = []string{"/run", "/var/vcap/sys/run"}
-
-// stemcellDirs exist on every stemcell before any job lands; bpm mounts /var/vcap/data/packages into containers.
-var stemcellDirs = []string{"/var/vcap/data/packages", "/var/vcap/data/jobs", "/var/vcap/sys/log", "/var/vcap/sys/run",
-	"/var/vcap/jobs", "/var/vcap/packages", "/var/vcap/instance", "/var/vcap/monit/job"}
+// volatileDirs are tmpfs on a stemcell (/var/vcap/sys/run is the agent's tmpfs, layout.go): a reboot empties
+// them.
+var volatileDirs = []string{"/run", runDir}
 
 // Resolver is what a VM's resolv.conf names: bosh-dns's address on every BOSH VM.
 const Resolver = "169.254.0.2"
@@ -39,7 +36,8 @@ const Resolver = "169.254.0.2"
 // VM is a network namespace plus the mount namespace and cgroup that make it a machine of its own.
 type VM struct {
 	*network.Host
-	Root string
+	Root     string
+	Stemcell stemcell.Stemcell
 
 	mountNS string
 	cgroup  *cgroup
@@ -99,14 +97,20 @@ done`
 // dpkg is the stand-in's file, beside the VM's disk.
 func (v *VM) dpkg() string { return filepath.Join(v.Root, "dpkg") }
 
-// New lays out root as the VM's disk and creates its mount namespace and cgroup.
-func New(host *network.Host, root string) (*VM, error) {
-	v := &VM{Host: host, Root: root, mountNS: mountNSFile(host.Namespace), procs: map[string]*exec.Cmd{}}
+// New lays out root as the disk of a VM of stemcell line sc, /var/vcap as its agent makes it, and creates
+// its mount namespace and cgroup.
+func New(host *network.Host, root string, sc stemcell.Stemcell) (*VM, error) {
+	v := &VM{Host: host, Root: root, Stemcell: sc, mountNS: mountNSFile(host.Namespace), procs: map[string]*exec.Cmd{}}
 	if err := v.layOut(); err != nil {
+		return nil, err
+	}
+	if err := v.setUpAgentDirs(); err != nil {
+		_ = v.unmountRunDir()
 		return nil, err
 	}
 	var err error
 	if v.cgroup, err = newCgroup(host.Namespace); err != nil {
+		_ = v.unmountRunDir()
 		return nil, err
 	}
 	if err := v.mount(); err != nil {
@@ -118,7 +122,7 @@ func New(host *network.Host, root string) (*VM, error) {
 
 func (v *VM) layOut() error {
 	dirs := []string{v.Path("/etc"), filepath.Join(v.Root, ".etc-work")}
-	for _, d := range append(append([]string{}, privateDirs...), stemcellDirs...) {
+	for _, d := range privateDirs {
 		dirs = append(dirs, v.Path(d))
 	}
 	for _, d := range dirs {
@@ -149,14 +153,14 @@ func (v *VM) layOut() error {
 }
 
 // mount creates the VM's mount namespace, held by a file as `ip netns` holds network namespaces, and mounts
-// the VM's own directories in it.
+// the VM's own directories in it, with what is mounted under them (the agent's tmpfs).
 func (v *VM) mount() error {
 	if err := createMountNS(v.mountNS); err != nil {
 		return err
 	}
 	script := `set -e
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$root/etc,workdir=$root/.etc-work" /etc
-for dir in ` + strings.Join(privateDirs, " ") + `; do mount --bind "$root$dir" "$dir"; done
+for dir in ` + strings.Join(privateDirs, " ") + `; do mount --rbind "$root$dir" "$dir"; done
 mount --bind "$dpkg" /usr/bin/dpkg
 ` + cgroupView
 	cmd := exec.Command("nsenter", "--mount="+v.mountNS, "--", "sh", "-c", script)
@@ -276,6 +280,9 @@ func (v *VM) ForgetVolatile() error {
 			return err
 		}
 	}
+	if err := v.remountRunDir(); err != nil {
+		return err
+	}
 	if err := v.removeOwnCgroups("-mindepth 1"); err != nil {
 		return err
 	}
@@ -316,6 +323,9 @@ func (v *VM) Destroy() error {
 	if err := removeMountNS(v.mountNS); err != nil {
 		problems = append(problems, err.Error())
 	}
+	if err := v.unmountRunDir(); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if v.cgroup != nil {
 		if err := v.cgroup.remove(); err != nil {
 			problems = append(problems, err.Error())
@@ -343,6 +353,9 @@ func emptyDir(dir string) error {
 // SweepLeftovers removes the mount namespaces and cgroups of VMs of earlier runs whose process is gone
 // (network.SweepLeftovers removes their network namespaces).
 func SweepLeftovers() error {
+	if err := sweepRunDirs(); err != nil {
+		return err
+	}
 	entries, _ := os.ReadDir(mountNSDir)
 	for _, e := range entries {
 		if network.IsLeftover(e.Name()) {

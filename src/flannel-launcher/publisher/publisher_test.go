@@ -160,7 +160,7 @@ var _ = Describe("Publisher", func() {
 		},
 		Entry("a command substitution", func() {
 			flanneldWrites(strings.Replace(newLease, "1450", "$(touch /tmp/owned)", 1))
-		}, `FLANNEL_MTU must be a whole number from 68 to 65536, got "$(touch /tmp/owned)"`),
+		}, `FLANNEL_MTU must be a whole number from 576 to 65535, got "$(touch /tmp/owned)"`),
 		Entry("a symbolic link", func() {
 			Expect(os.WriteFile(from+".real", []byte(newLease), 0o644)).To(Succeed())
 			Expect(os.Remove(from)).To(Succeed())

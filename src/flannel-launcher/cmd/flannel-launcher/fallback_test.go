@@ -16,15 +16,19 @@ import (
 
 var _ = Describe("flannel-launcher run under a seccomp filter like bpm's", func() {
 	// bpm's profile refuses both calls with EPERM; a kernel before 5.6 has no pidfd_getfd (ENOSYS), and an LSM may
-	// answer EACCES. None of these changes while flanneld runs.
+	// answer EACCES. None of these changes while flanneld runs. Every stemcell boots with ipv6.disable=1, where no
+	// AF_INET6 socket opens (noipv6): the fallback must start there too.
 	DescribeTable("switches from keepalive tuning to the ICMP echo fallback when the pidfd calls are refused for good, and watches the member",
-		func(errno string, getfdOnly bool, message string) {
+		func(errno string, getfdOnly, noIPv6 bool, message string) {
 			memberIP := loopback.IPs(1)[0]
 			member, err := net.Listen("tcp", net.JoinHostPort(memberIP.String(), strconv.Itoa(cluster.Port)))
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(member.Close)
 			recordFile := filepath.Join(GinkgoT().TempDir(), "record.json")
 			wrapper := []string{binaries.BPMSeccomp, "-errno", errno}
+			if noIPv6 {
+				wrapper = append([]string{binaries.NoIPv6}, wrapper...)
+			}
 			if getfdOnly {
 				wrapper = append(wrapper, "-getfd-only")
 			}
@@ -38,9 +42,12 @@ var _ = Describe("flannel-launcher run under a seccomp filter like bpm's", func(
 				memberIP, cluster.Port))
 			Expect(session.Err.Contents()).NotTo(ContainSubstring("Tuned keepalive"))
 			Expect(session.Err.Contents()).NotTo(ContainSubstring("failed, retrying"))
+			Expect(session.Err.Contents()).NotTo(ContainSubstring("the fallback cannot start"))
 		},
-		Entry("EPERM, as bpm's seccomp profile", "EPERM", false, "operation not permitted"),
-		Entry("ENOSYS from pidfd_getfd, as a kernel from 5.3 to 5.5", "ENOSYS", true, "function not implemented"),
-		Entry("EACCES", "EACCES", false, "permission denied"),
+		Entry("EPERM, as bpm's seccomp profile", "EPERM", false, false, "operation not permitted"),
+		Entry("ENOSYS from pidfd_getfd, as a kernel from 5.3 to 5.5", "ENOSYS", true, false, "function not implemented"),
+		Entry("EACCES", "EACCES", false, false, "permission denied"),
+		Entry("EPERM from bpm's profile, on a stemcell's kernel without IPv6", "EPERM", false, true, "operation not permitted"),
+		Entry("ENOSYS from both calls, as xenial's 4.15 kernel, without IPv6", "ENOSYS", false, true, "function not implemented"),
 	)
 })

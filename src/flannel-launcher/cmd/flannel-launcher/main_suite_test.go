@@ -32,7 +32,7 @@ func TestFlannelLauncher(t *testing.T) {
 const testVersion = "1.2.3-test"
 
 var (
-	binaries  struct{ Launcher, Flanneld, BPMSeccomp, Publisher string }
+	binaries  struct{ Launcher, Flanneld, BPMSeccomp, NoIPv6, Publisher string }
 	ca        *pki.CA
 	client    pki.Pair
 	cluster   *etcdcluster.Cluster
@@ -48,15 +48,17 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(err).NotTo(HaveOccurred())
 	bpmSeccomp, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/flannel-launcher/testdata/bpmseccomp")
 	Expect(err).NotTo(HaveOccurred())
+	noIPv6, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive/testdata/noipv6")
+	Expect(err).NotTo(HaveOccurred())
 	publisher, err := gexec.Build("github.com/flannel-dns/flannel-dns/src/flannel-launcher/cmd/subnet-publisher", "-race")
 	Expect(err).NotTo(HaveOccurred())
-	paths, err := json.Marshal([]string{launcher, flanneld, bpmSeccomp, publisher})
+	paths, err := json.Marshal([]string{launcher, flanneld, bpmSeccomp, noIPv6, publisher})
 	Expect(err).NotTo(HaveOccurred())
 	return paths
 }, func(paths []byte) {
 	var built []string
 	Expect(json.Unmarshal(paths, &built)).To(Succeed())
-	binaries.Launcher, binaries.Flanneld, binaries.BPMSeccomp, binaries.Publisher = built[0], built[1], built[2], built[3]
+	binaries.Launcher, binaries.Flanneld, binaries.BPMSeccomp, binaries.NoIPv6, binaries.Publisher = built[0], built[1], built[2], built[3], built[4]
 
 	var err error
 	ca, err = pki.NewCA(GinkgoT().TempDir(), "etcd-ca")
