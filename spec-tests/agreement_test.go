@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/netip"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -21,8 +23,9 @@ import (
 // The template and the launcher's config loader both check what the template passes on. A value that the
 // template takes and the loader refuses passes `bosh deploy`'s render and stops the canary's flanneld at
 // post-start instead; one that the template refuses and the loader takes is refused for nothing. The spec
-// below gives both the same values, a corpus of tricky ones and generated ones, and fails on any that one
-// takes and the other refuses.
+// below gives both the same values, a corpus of tricky ones, generated ones (from a fixed seed, so that every
+// run tries the same) and pairs of one group's properties set together, and fails on any that one takes and
+// the other refuses.
 
 // checkedTwice is a property that the template checks and passes on to the launcher, which checks it again.
 type checkedTwice struct {
@@ -40,8 +43,11 @@ const (
 	// valuesPerGroup is how many values a group gets, corpus first, generated ones after: the batches, each
 	// one render, are as many as the largest group has values.
 	valuesPerGroup = 36
+	// corpusSeed seeds the generated values, so that every run tries the same ones and a failure repeats;
+	// AGREEMENT_SEED=<number> tries others (the seed is in the report and in a failure's message).
+	corpusSeed uint64 = 7
 	// strangers: characters that look like what a property wants, or that Ruby and Go treat differently.
-	strangers = " \t\n\v\r\x00\u00a0\u00b5\u03bc\u017f\u212a\u0663"
+	strangers = " \t\n\v\r\x00\x01\x1b\x7f\u0085\u009b\u00a0\u00b5\u03bc\u017f\u212a\u0663"
 )
 
 var (
@@ -51,7 +57,9 @@ var (
 		"1h-1m", "1e3s", "1 s", " 5s ", "5s\n", "", "1d", "1..5s", "00005s", "1.000000000000000000000001s",
 		"0.99999999999999999999h", "5S", 5}
 	backoffCorpus = []any{"250ms", "249ms", "10s", "10.000000001s", "1ns", "2562047h"}
-	addrChars     = "0123456789.:[]%abcdefABCDEF/-x"
+	// subnetLens are the subnet lengths tried with a network of each length: at, one past, and after /30.
+	subnetLens = func(bits int) []any { return []any{bits, bits + 1, 31, strconv.Itoa(bits + 1)} }
+	addrChars  = "0123456789.:[]%abcdefABCDEF/-x"
 )
 
 var checkedTwiceProperties = map[string]checkedTwice{
@@ -82,7 +90,8 @@ var checkedTwiceProperties = map[string]checkedTwice{
 		json.Number("2.379e3"), true, ""},
 		generate: wholeNumbers(0, 1, 2379, 65535, 1<<40)},
 	"etcd.prefix": {key: "etcd.prefix", corpus: []any{"/coreos.com/network", "/", "//", "/a//b", "/a/", "a/b", "/a b",
-		"/a\tb", "/a\vb", "/a\rb", " /a", "/a ", "/a\u00a0b", "/\u00e4", "/a\x00b", "", "/.", "/a/../b"},
+		"/a\tb", "/a\vb", "/a\rb", " /a", "/a ", "/a\u00a0b", "/\u00e4", "/a\x00b", "", "/.", "/a/../b", "/a\x00",
+		"/a\x01b", "/a\x1b[2J", "/a\x7f", "/a\u0085b", "/a\u009bb", "/a\u00a0", "/a\u2028b"},
 		generate: mutated("/abc.-_", "/coreos.com/network", "/a")},
 	"etcd.dns-server": {key: "dns.server", corpus: []any{"", "169.254.0.2:53", "999.1.1.1:53", "1.2.3.4:99999",
 		"01.2.3.4:53", "1.2.3.4:0", "1.2.3.4:053", "1.2.3.4:65535", "1.2.3.4:65536", "[::1]:53",
@@ -93,7 +102,7 @@ var checkedTwiceProperties = map[string]checkedTwice{
 			withSuffix(dottedQuads, ":", "0", "53", "65535", "65536"),
 			withSuffix(bracketed(ipv6ish), ":", "53", "0"))},
 	"iface": {key: "flanneld.iface", corpus: []any{"", "eth0", "eth0,eth1", "eth 0", "eth0\v", "eth\f0", " eth0 ",
-		"eth\u00a00", "192.0.2.7", "a\rb"},
+		"eth\u00a00", "192.0.2.7", "a\rb", "eth0\x00", "et\x00h0", "eth\x7f0", "eth\u00850", "eth0\x1b", "eth\u00e40"},
 		generate: mutated("eth0,. ", "eth0", "192.0.2.7")},
 	"public-ip": {key: "flanneld.public_ip", corpus: []any{"", "192.0.2.7", "2001:db8::1", "fe80::1%eth0",
 		"::ffff:192.0.2.7", "192.0.2", "192.0.2.256", "01.2.3.4", "192.0.2.7/32", "[::1]", "0.0.0.0",
@@ -118,17 +127,20 @@ var checkedTwiceProperties = map[string]checkedTwice{
 var _ = Describe("the template's checks and the launcher's", func() {
 	It("cover every property that the template passes to the launcher", func() {
 		for name := range flanneld.Properties {
-			if strings.HasPrefix(name, "tls.etcdctl.") || name == "launcher.ready-timeout" {
-				continue // rendered into files; bin/post-start's, through the duration check the others use
+			switch field, isTLS := strings.CutPrefix(name, "tls.etcdctl."); {
+			case isTLS: // rendered into files, which tls_agreement_test.go has the launcher load
+				Expect(tlsFiles).To(HaveKey(field))
+			case name != "launcher.ready-timeout": // bin/post-start's, through the duration check the others use
+				Expect(checkedTwiceProperties).To(HaveKey(name))
 			}
-			Expect(checkedTwiceProperties).To(HaveKey(name))
 		}
 	})
 
 	It("take and refuse the same values", func() {
-		defaults, err := renderConfig(nil)
+		defaults, err := renderedDefaults()
 		Expect(err).NotTo(HaveOccurred())
-		first := batches(trials(rand.New(rand.NewPCG(uint64(GinkgoRandomSeed()), 22))))
+		seed := agreementSeed()
+		first := batches(append(trials(rand.New(rand.NewPCG(seed, 22))), pairs()...))
 		var disagreements []string
 		var accepted []trial
 		for i, result := range renderAll(first) {
@@ -141,11 +153,63 @@ var _ = Describe("the template's checks and the launcher's", func() {
 			Expect(result.err).NotTo(HaveOccurred(), "the template refused values it took in another batch: %v", second[i])
 			disagreements = append(disagreements, launcherRefuses(second[i], result.rendered)...)
 		}
-		Expect(disagreements).To(BeEmpty(), "%d values (random seed %d, for -ginkgo.seed):\n%s",
-			len(disagreements), GinkgoRandomSeed(), strings.Join(disagreements, "\n"))
-		AddReportEntry("values", fmt.Sprintf("%d values in %d renders", countTrials(first), len(first)+len(second)))
+		Expect(disagreements).To(BeEmpty(), "%d values (seed %d; AGREEMENT_SEED=%[2]d repeats them):\n%s",
+			len(disagreements), seed, strings.Join(disagreements, "\n"))
+		AddReportEntry("values", fmt.Sprintf("%d values in %d renders, seed %d", countTrials(first), len(first)+len(second), seed))
 	})
 })
+
+// agreementSeed is corpusSeed, or AGREEMENT_SEED when set.
+func agreementSeed() uint64 {
+	value, set := os.LookupEnv("AGREEMENT_SEED")
+	if !set {
+		return corpusSeed
+	}
+	seed, err := strconv.ParseUint(value, 10, 64)
+	Expect(err).NotTo(HaveOccurred(), "AGREEMENT_SEED must be a whole number")
+	return seed
+}
+
+var _ = Describe("a value that flanneld gets as an argument", func() {
+	// Both took these until 2026-12-06: the render passed, the config loaded, and then every exec of flanneld
+	// failed (a NUL in an argument) or it got a key or interface that is not there, monit restarting it for ever.
+	DescribeTable("is refused with a control character by the template, on one line, and by the launcher",
+		func(property, value, escaped string) {
+			_, err := renderConfig(map[string]interface{}{property: value})
+			expectFailureNaming(err, property+" must not hold control characters (U+0000 to U+001F, U+007F to U+009F)")
+			// bosh's renderer quotes Ruby's message with each backslash doubled.
+			Expect(strings.ReplaceAll(err.Error(), `\\`, `\`)).To(ContainSubstring("got '" + escaped + "'"))
+			Expect(err.Error()).NotTo(ContainSubstring(value), "the value is quoted with escapes")
+
+			defaults, err := renderedDefaults()
+			Expect(err).NotTo(HaveOccurred())
+			key := checkedTwiceProperties[property].key
+			problems := launcherProblems(placed(defaults, map[string]any{key: value}))
+			Expect(problems).To(HaveKeyWithValue(key, ContainSubstring("must not hold control characters")))
+		},
+		Entry("a NUL in etcd.prefix", "etcd.prefix", "/coreos.com\x00/network", `/coreos.com\x00/network`),
+		Entry("ESC in etcd.prefix", "etcd.prefix", "/coreos.com/\x1b[2J", `/coreos.com/\e[2J`),
+		Entry("DEL in etcd.prefix", "etcd.prefix", "/coreos.com/net\x7fwork", `/coreos.com/net\x7Fwork`),
+		Entry("a C1 control in etcd.prefix", "etcd.prefix", "/coreos.com/\u0085network", `/coreos.com/\u0085network`),
+		Entry("a newline in etcd.prefix", "etcd.prefix", "/coreos.com\n/network", `/coreos.com\n/network`),
+		Entry("a NUL in iface", "iface", "eth\x000", `eth\x000`),
+		Entry("a bell in iface", "iface", "eth\a0", `eth\a0`),
+		Entry("a C1 control in iface", "iface", "eth\u009b0", `eth\u009B0`),
+	)
+})
+
+// placed is the rendered defaults with values set at the launcher's keys.
+func placed(defaults []byte, values map[string]any) []byte {
+	var doc map[string]any
+	Expect(json.Unmarshal(defaults, &doc)).To(Succeed())
+	for key, value := range values {
+		section, name, _ := strings.Cut(key, ".")
+		doc[section].(map[string]any)[name] = value
+	}
+	data, err := json.Marshal(doc)
+	Expect(err).NotTo(HaveOccurred())
+	return data
+}
 
 // sortOut tells the disagreements in a batch's render, and which values of it the template took from a batch
 // it refused, to be rendered again.
@@ -165,15 +229,28 @@ func sortOut(batch []trial, result renderResult, defaults []byte) (disagreements
 	return launcherTakes(defaults, refused, result.err.Error()), took
 }
 
-// trial is one value of one property.
+// trial is one value of one property, or values of properties of one group set together (pairs).
 type trial struct {
 	property string
 	value    any
+	with     map[string]any // other properties of property's group, and their values
+}
+
+// assignments are the trial's properties and their values.
+func (t trial) assignments() map[string]any {
+	all := map[string]any{t.property: t.value}
+	maps.Copy(all, t.with)
+	return all
 }
 
 func (t trial) String() string {
-	value, _ := json.Marshal(t.value)
-	return t.property + " = " + string(value)
+	var parts []string
+	for name, value := range t.assignments() {
+		text, _ := json.Marshal(value)
+		parts = append(parts, name+" = "+string(text))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // groupOf is the group of a property: the name of its group, or its own.
@@ -184,8 +261,8 @@ func groupOf(property string) string {
 	return property
 }
 
-// members are the properties of a group.
-func members(group string) []checkedTwice {
+// ofGroup are the properties of a group.
+func ofGroup(group string) []checkedTwice {
 	var found []checkedTwice
 	for name, p := range checkedTwiceProperties {
 		if groupOf(name) == group {
@@ -209,7 +286,7 @@ func (t trial) blamedIn(message string) bool {
 // launcherKeys are the keys under which the launcher may refuse t.
 func (t trial) launcherKeys() []string {
 	var keys []string
-	for _, p := range members(groupOf(t.property)) {
+	for _, p := range ofGroup(groupOf(t.property)) {
 		keys = append(keys, p.key)
 	}
 	return keys
@@ -221,10 +298,38 @@ func trials(r *rand.Rand) []trial {
 	for _, name := range slices.Sorted(maps.Keys(checkedTwiceProperties)) {
 		p := checkedTwiceProperties[name]
 		for _, value := range p.corpus {
-			all = append(all, trial{name, value})
+			all = append(all, trial{property: name, value: value})
 		}
-		for n := len(p.corpus); p.generate != nil && n < valuesPerGroup/len(members(groupOf(name))); n++ {
-			all = append(all, trial{name, p.generate(r)})
+		for n := len(p.corpus); p.generate != nil && n < valuesPerGroup/len(ofGroup(groupOf(name))); n++ {
+			all = append(all, trial{property: name, value: p.generate(r)})
+		}
+	}
+	return all
+}
+
+// pairs vary two properties of a group together, where the check of one depends on the other: a network of
+// each length with subnet lengths about it, every backend with VNIs, first and longest backoffs.
+func pairs() []trial {
+	var all []trial
+	for _, bits := range []int{0, 8, 15, 16, 24, 29, 30, 32} {
+		network := netip.PrefixFrom(netip.MustParseAddr("198.18.0.0"), bits).Masked().String()
+		for _, subnetLen := range subnetLens(bits) {
+			all = append(all, trial{property: "pod-network-cidr", value: network, with: map[string]any{"subnet-len": subnetLen}})
+		}
+	}
+	// A network that both refuse: the template must not blame a subnet length that is fine for some network.
+	for _, subnetLen := range []any{1, 16, 17} {
+		all = append(all, trial{property: "pod-network-cidr", value: "198.18.0.1/16", with: map[string]any{"subnet-len": subnetLen}})
+	}
+	for _, backend := range []any{"vxlan", "host-gw", "wireguard", "alloc", "udp", "VXLAN", ""} {
+		for _, vni := range []any{0, 1, 16777216, -1, "4096"} {
+			all = append(all, trial{property: "backend-type", value: backend, with: map[string]any{"vni": vni}})
+		}
+	}
+	for _, initial := range []any{"250ms", "10s", "1ns", "2562047h"} {
+		for _, longest := range []any{"249ms", "10s", "10.000000001s", "1ns"} {
+			all = append(all, trial{property: "launcher.backoff-initial", value: initial,
+				with: map[string]any{"launcher.backoff-max": longest}})
 		}
 	}
 	return all
@@ -268,7 +373,7 @@ func renderAll(batches [][]trial) []renderResult {
 			for i := range next {
 				dotted := map[string]interface{}{}
 				for _, t := range batches[i] {
-					dotted[t.property] = t.value
+					maps.Copy(dotted, t.assignments())
 				}
 				results[i].rendered, results[i].err = renderConfig(dotted)
 			}
@@ -304,25 +409,32 @@ func launcherRefuses(batch []trial, rendered []byte) []string {
 // launcherTakes gives the launcher the values the template refused, put where the template would have put
 // them, and tells each one it takes.
 func launcherTakes(defaults []byte, refused []trial, message string) []string {
-	var doc map[string]any
-	Expect(json.Unmarshal(defaults, &doc)).To(Succeed())
+	values := map[string]any{}
 	for _, t := range refused {
-		section, key, _ := strings.Cut(checkedTwiceProperties[t.property].key, ".")
-		doc[section].(map[string]any)[key] = asTheTemplatePassesIt(t.value)
+		for name, value := range t.assignments() {
+			values[checkedTwiceProperties[name].key] = asTheTemplatePassesIt(value)
+		}
 	}
-	data, err := json.Marshal(doc)
-	Expect(err).NotTo(HaveOccurred())
-	problems := launcherProblems(data)
+	problems := launcherProblems(placed(defaults, values))
 	var found []string
 	for _, t := range refused {
-		onPurpose := checkedTwiceProperties[t.property].onPurpose
 		if slices.ContainsFunc(t.launcherKeys(), func(key string) bool { _, ok := problems[key]; return ok }) ||
-			(onPurpose != "" && strings.Contains(message, onPurpose)) {
+			t.refusedOnPurpose(message) {
 			continue
 		}
 		found = append(found, fmt.Sprintf("%s: the template refuses it, the launcher takes it: %s", t, excerptFor(message, t)))
 	}
 	return found
+}
+
+// refusedOnPurpose tells whether the template's message is the refusal, by design, of one of t's values.
+func (t trial) refusedOnPurpose(message string) bool {
+	for name := range t.assignments() {
+		if onPurpose := checkedTwiceProperties[name].onPurpose; onPurpose != "" && strings.Contains(message, onPurpose) {
+			return true
+		}
+	}
+	return false
 }
 
 // asTheTemplatePassesIt is a string stripped of what Ruby's String#strip takes off; anything else as it is.

@@ -3,6 +3,7 @@ package spectests_test
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -15,6 +16,10 @@ const launcherConfig = "config/flannel-launcher.json"
 func renderConfig(dotted map[string]interface{}) ([]byte, error) {
 	return renderer.RenderFile(flanneld, launcherConfig, withTLS(dotted), worker(0))
 }
+
+// renderedDefaults is the launcher's config as the template renders it with no property set, rendered once
+// for the specs that only put values into it.
+var renderedDefaults = sync.OnceValues(func() ([]byte, error) { return renderConfig(nil) })
 
 // lookup reads a dotted key ("network.cidr") out of the rendered JSON.
 func lookup(rendered []byte, key string) interface{} {

@@ -95,6 +95,7 @@ var _ = Describe("bin/subnet-publisher", func() {
 			"/var/vcap/sys/run/flanneld-subnet-publisher": filepath.Dir(pidfile),
 			"/var/vcap/sys/log/flanneld-subnet-publisher": filepath.Join(dir, "log"),
 			"/var/vcap/data/flanneld-subnet-publisher":    filepath.Dir(kept),
+			"/var/vcap/data/flanneld/status.json":         filepath.Join(dir, "status.json"),
 		} {
 			Expect(script).To(ContainSubstring(path))
 			script = strings.ReplaceAll(script, path, moved)

@@ -20,6 +20,7 @@ func Run(cfg config.Config, asJSON bool, out io.Writer, logger boshlog.Logger) e
 	if err != nil {
 		return bosherr.WrapError(err, "Setting up the DNS resolver")
 	}
+	resolver.Logger = logger
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	report := Gather(ctx, cfg, resolver, logger)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/termtext"
 )
 
 // WriteJSON writes the report as one indented JSON document, with every control character escaped.
@@ -23,7 +25,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteTable writes the report as sections of aligned columns for a terminal. Every value is escaped (see
-// escape) before it reaches the layout.
+// termtext.Escape) before it reaches the layout.
 func (r Report) WriteTable(w io.Writer) error {
 	var out strings.Builder
 	r.writeAlias(&out)
@@ -98,7 +100,7 @@ func (r Report) writeVerdict(out *strings.Builder) {
 func show(w io.Writer, format string, values ...string) {
 	args := make([]any, len(values))
 	for i, value := range values {
-		args[i] = escape(value)
+		args[i] = termtext.Escape(value)
 	}
 	fmt.Fprintf(w, format, args...)
 }

@@ -1,9 +1,11 @@
 package config_test
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
@@ -45,13 +47,18 @@ func writePEM(path, kind string, der []byte, mode os.FileMode) {
 	Expect(os.Chmod(path, mode)).To(Succeed())
 }
 
-// writeKeyPair writes a self-signed certificate and its key; the config loader only checks that they pair up.
+// writeKeyPair writes a self-signed certificate and its key, P-256; the config loader checks that they pair up
+// and that Go's TLS can sign with the key.
 func writeKeyPair(certPath, keyPath string) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	Expect(err).NotTo(HaveOccurred())
+	writeKeyPairWith(certPath, keyPath, key)
+}
+
+func writeKeyPairWith(certPath, keyPath string, key crypto.Signer) {
 	template := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "flanneld"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	der, err := x509.CreateCertificate(rand.Reader, template, template, key.Public(), key)
 	Expect(err).NotTo(HaveOccurred())
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	Expect(err).NotTo(HaveOccurred())
@@ -207,11 +214,23 @@ var _ = Describe("Load", func() {
 		Entry("DNS server with a zone", "dns.server", "[fe80::1%eth0]:53", "dns.server: must be an IP address and port such as '169.254.0.2:53', got '[fe80::1%eth0]:53'"),
 		Entry("prefix that is only a slash", "etcd.prefix", "/", "etcd.prefix: must be a key path such as '/coreos.com/network', got '/'"),
 		Entry("prefix with an empty part", "etcd.prefix", "/coreos.com//network", "etcd.prefix: must be a key path such as '/coreos.com/network', got '/coreos.com//network'"),
-		Entry("prefix with a carriage return", "etcd.prefix", "/coreos.com\r/network", "etcd.prefix: must be a key path such as '/coreos.com/network', got '/coreos.com\r/network'"),
+		// flanneld gets these as arguments, and the paths name files: with a NUL every exec of flanneld fails, and
+		// monit restarts it for ever. The value is quoted with Go's escapes, so that each problem is one line.
+		Entry("prefix with a carriage return", "etcd.prefix", "/coreos.com\r/network", `etcd.prefix: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '/coreos.com\r/network'`),
+		Entry("prefix with a NUL", "etcd.prefix", "/coreos.com\x00/network", `etcd.prefix: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '/coreos.com\x00/network'`),
+		Entry("prefix with ESC", "etcd.prefix", "/coreos.com/\x1b[2Jnetwork", `etcd.prefix: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '/coreos.com/\x1b[2Jnetwork'`),
+		Entry("prefix with DEL", "etcd.prefix", "/coreos.com/network\x7f", `etcd.prefix: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '/coreos.com/network\x7f'`),
+		Entry("prefix with a C1 control", "etcd.prefix", "/coreos.com/\u0085network", `etcd.prefix: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '/coreos.com/\u0085network'`),
+		Entry("interface with a NUL", "flanneld.iface", "eth0\x00", `flanneld.iface: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got 'eth0\x00'`),
+		Entry("interface with a bell", "flanneld.iface", "et\ah0", `flanneld.iface: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got 'et\ah0'`),
+		Entry("interface with a C1 control", "flanneld.iface", "eth\u009b0", `flanneld.iface: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got 'eth\u009b0'`),
+		Entry("flanneld path with a NUL", "flanneld.path", "/var/vcap/packages/flannel/bin/flanneld\x00", `flanneld.path: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '/var/vcap/packages/flannel/bin/flanneld\x00'`),
+		Entry("published subnet file with a newline", "flanneld.published_subnet_file", "/run/flannel/subnet.env\nx", `flanneld.published_subnet_file: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '/run/flannel/subnet.env\nx'`),
+		Entry("alias with a newline, quoted on one line", "etcd.alias", "etcd\n.cfcr.internal", `etcd.alias: must be a DNS name, got 'etcd\n.cfcr.internal'`),
 		// Go's case-insensitive [a-z] takes these two for s and k.
 		Entry("alias with a long s", "etcd.alias", "etcd.cfcr.internal\u017f", "etcd.alias: must be a DNS name, got 'etcd.cfcr.internal\u017f'"),
 		Entry("alias with a Kelvin sign", "etcd.alias", "\u212aubo.internal", "etcd.alias: must be a DNS name, got '\u212aubo.internal'"),
-		Entry("interface with a vertical tab", "flanneld.iface", "eth0\v", "flanneld.iface: must be one interface name or address, got 'eth0\v'"),
+		Entry("interface with a vertical tab", "flanneld.iface", "eth0\v", `flanneld.iface: must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got 'eth0\v'`),
 		Entry("two interfaces", "flanneld.iface", "eth0,eth1", "flanneld.iface: must be one interface name or address, got 'eth0,eth1'"),
 		Entry("ip_masq as a string", "flanneld.ip_masq", "yes", `flanneld.ip_masq: must be true or false, got "yes"`),
 		Entry("duration without a unit", "timing.probe_timeout", "5", `timing.probe_timeout: must be a duration such as "5s", got '5'`),
@@ -326,6 +345,42 @@ var _ = Describe("Load", func() {
 			Expect(os.WriteFile(filepath.Join(dir, "ca.crt"), []byte("not a certificate\n"), 0o644)).To(Succeed())
 			_, err := load()
 			Expect(problemsOf(err)).To(ConsistOf("etcd.ca_file: '" + filepath.Join(dir, "ca.crt") + "' holds no PEM certificate"))
+		})
+
+		// Go's TLS sends no client certificate with a key it cannot sign with (P-224, RSA under 1024 bits), and
+		// etcd answers "bad certificate"; under 2048 bits RSA is refused as the template does.
+		DescribeTable("rejects a client key that TLS cannot or should not sign with",
+			func(key func() (crypto.Signer, error), problem string) {
+				signer, err := key()
+				Expect(err).NotTo(HaveOccurred())
+				writeKeyPairWith(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"), signer)
+				_, err = load()
+				Expect(problemsOf(err)).To(ConsistOf("etcd.cert_file: '" + filepath.Join(dir, "client.crt") + "' has " + problem))
+			},
+			Entry("P-224", func() (crypto.Signer, error) { return ecdsa.GenerateKey(elliptic.P224(), rand.Reader) },
+				"an ECDSA key on P-224 (P-256, P-384 or P-521 are required)"),
+			Entry("RSA 1024", func() (crypto.Signer, error) { return rsa.GenerateKey(rand.Reader, 1024) },
+				"an RSA key of 1024 bits (at least 2048 are required)"),
+		)
+
+		// x509.CertPool.AppendCertsFromPEM skips a certificate it cannot parse, and that may be the CA that signed
+		// the etcd servers' certificates.
+		It("rejects a CA file with a certificate that Go cannot parse, after one it can", func() {
+			caPath := filepath.Join(dir, "ca.crt")
+			good, err := os.ReadFile(caPath)
+			Expect(err).NotTo(HaveOccurred())
+			bad := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("not DER")})
+			Expect(os.WriteFile(caPath, append(good, bad...), 0o644)).To(Succeed())
+			_, err = load()
+			Expect(problemsOf(err)).To(ConsistOf(HavePrefix("etcd.ca_file: '" + caPath + "': certificate 2 cannot be used: x509: ")))
+		})
+
+		It("rejects a CA with an RSA key under 2048 bits", func() {
+			key, err := rsa.GenerateKey(rand.Reader, 1024)
+			Expect(err).NotTo(HaveOccurred())
+			writeKeyPairWith(filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key"), key)
+			_, err = load()
+			Expect(problemsOf(err)).To(ConsistOf("etcd.ca_file: '" + filepath.Join(dir, "ca.crt") + "': certificate 1 has an RSA key of 1024 bits (at least 2048 are required)"))
 		})
 
 		It("rejects a certificate and key that do not belong together", func() {

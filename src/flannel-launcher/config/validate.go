@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // The job template checks the same rules (spec-tests/agreement_test.go holds the two to it): ASCII only in a
@@ -23,11 +24,36 @@ var (
 // ifaceBans may not be in flanneld.iface, which names one interface.
 const ifaceBans = " \t\n\v\f\r,"
 
+// controlMessage is the problem of a value that ends up in flanneld's arguments or in a path and holds a
+// control character: a NUL makes every exec of flanneld fail, the others name a key, interface or file that
+// is not there. The template refuses the same (Go's unicode.IsControl).
+const controlMessage = "must not hold control characters (U+0000 to U+001F, U+007F to U+009F), got '%s'"
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
 // problems collects one line per bad key.
 type problems []string
 
 func (p *problems) add(key, format string, args ...any) {
-	*p = append(*p, key+": "+fmt.Sprintf(format, args...))
+	*p = append(*p, key+": "+oneLine(fmt.Sprintf(format, args...)))
+}
+
+// oneLine writes the control characters of a quoted value as Go escapes, so that a problem stays one line.
+func oneLine(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func (c Config) validate() []string {
@@ -48,7 +74,10 @@ func (e Etcd) validate(p *problems) {
 		p.add("etcd.alias", "must be a DNS name, got '%s'", e.Alias)
 	}
 	checkPort(p, "etcd.port", e.Port, false)
-	if !keyPath.MatchString(e.Prefix) {
+	switch {
+	case hasControl(e.Prefix):
+		p.add("etcd.prefix", controlMessage, e.Prefix)
+	case !keyPath.MatchString(e.Prefix):
 		p.add("etcd.prefix", "must be a key path such as '/coreos.com/network', got '%s'", e.Prefix)
 	}
 	checkAbsolute(p, "etcd.ca_file", e.CAFile)
@@ -108,7 +137,10 @@ func (f Flanneld) validate(p *problems) {
 	if ip, err := netip.ParseAddr(f.PublicIP); f.PublicIP != "" && (err != nil || !ip.Is4()) {
 		p.add("flanneld.public_ip", "must be an IPv4 address (flanneld leases an IPv4 subnet for it), got '%s'", f.PublicIP)
 	}
-	if strings.ContainsAny(f.Iface, ifaceBans) {
+	switch {
+	case hasControl(f.Iface):
+		p.add("flanneld.iface", controlMessage, f.Iface)
+	case strings.ContainsAny(f.Iface, ifaceBans):
 		p.add("flanneld.iface", "must be one interface name or address, got '%s'", f.Iface)
 	}
 }
@@ -142,6 +174,8 @@ func checkAbsolute(p *problems, key, path string) {
 	switch {
 	case path == "":
 		p.add(key, "is required")
+	case hasControl(path):
+		p.add(key, controlMessage, path)
 	case !filepath.IsAbs(path):
 		p.add(key, "must be an absolute path, got '%s'", path)
 	case filepath.Clean(path) != path:

@@ -62,6 +62,7 @@ func New(cfg config.Config, logger boshlog.Logger) (Launcher, error) {
 	if err != nil {
 		return Launcher{}, bosherr.WrapError(err, "Setting up the DNS resolver")
 	}
+	resolver.Logger = logger
 	return Launcher{
 		Config:    cfg,
 		Resolver:  resolver,

@@ -114,7 +114,7 @@ var _ = Describe("the run's status", func() {
 		runInBackground(launcher(false, record.SubnetFileEnv+"="+strings.Replace(flanneldWrote, "1450", "$(id)", 1)), stop)
 		notPublished := SatisfyAll(HaveField("State", status.Starting), HaveField("Reason", "flanneld wrote a subnet file "+
 			"that is not published: The subnet file '"+cfg.Flanneld.SubnetFile+"' is not as flanneld writes it: "+
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "$(id)"`))
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "$(id)"`))
 		Eventually(current, 10*time.Second).Should(notPublished)
 		Consistently(current, 500*time.Millisecond).Should(notPublished)
 		Expect(logs).To(gbytes.Say(`ERROR - flanneld wrote a subnet file that is not published: `))

@@ -6,7 +6,8 @@
 // the publisher, run as root outside bpm, reads flanneld's file with subnetenv's care, takes it only as
 // flanneld writes it, and writes the copy from the parsed values into a directory that root alone can write,
 // in one step (a new file renamed over the old one), each time flanneld writes its file anew. A file it refuses
-// leaves the copy as it was; nothing removes the copy, as docker's job reads it when it stops too.
+// leaves the copy as it was; nothing removes the copy, as docker's job reads it when it stops too, but a copy
+// restored at boot that flanneld has not followed with a file of its own within the lease's safe window.
 package publisher
 
 import (
@@ -33,9 +34,13 @@ const Interval = 200 * time.Millisecond
 type Publisher struct {
 	From, To, Keep string
 	Logger         boshlog.Logger
+	// FlanneldReady, when set, tells whether the launcher reports flanneld ready: it runs, and holds its lease.
+	FlanneldReady func() bool
 
-	seen   fileID // From as the last look left it
-	failed bool   // the last write failed: try again even if From did not change
+	seen      fileID        // From as the last look left it
+	failed    bool          // the last write failed: try again even if From did not change
+	published subnetenv.Env // what Sync last published; none yet when zero
+	refused   refusal       // the last refusal Sync returned
 }
 
 // New checks the paths: absolute, clean, and the copies in other directories than From's, since theirs must
@@ -59,29 +64,57 @@ func New(from, to, keep string, logger boshlog.Logger) (*Publisher, error) {
 }
 
 // Sync publishes each version of From once, as flanneld wrote it anew (a new lease, a restart): a From that
-// is missing is no error, one that is refused gives a *RefusedError and To stays as it is. A write that
-// failed is tried again at the next call.
+// is missing is no error, one that is refused gives a *RefusedError once and To stays as it is. A read that
+// failed and a write that failed are tried again at the next call.
 func (p *Publisher) Sync() error {
-	now := identify(p.From)
-	if now == p.seen && !p.failed {
+	id := identify(p.From)
+	if id == p.seen && !p.failed {
 		return nil
 	}
-	p.seen, p.failed = now, false
 	env, err := subnetenv.Read(p.From)
 	if errors.Is(err, fs.ErrNotExist) {
+		p.seen, p.failed = id, false
 		return nil
 	} else if err != nil {
-		return &RefusedError{Err: err, To: p.To}
+		// p.seen stays, so the file is read again at the next call: a file half written in place, or an error
+		// of the system (EIO, EMFILE), may pass. Each refusal is said once.
+		if refused := (refusal{id, err.Error()}); refused != p.refused {
+			p.refused = refused
+			return &RefusedError{Err: err, To: p.To}
+		}
+		return nil
 	}
-	if err := replace(p.To, env); err != nil {
+	p.seen, p.failed = id, false
+	if err := replace(p.To, env, time.Time{}); err != nil {
 		p.failed = true
 		return bosherr.WrapErrorf(err, "Writing '%s'", p.To)
 	}
-	if err := p.keep(env); err != nil {
+	p.published = env
+	if err := p.keep(env, id.modified(), time.Now()); err != nil {
 		p.failed = true
-		return bosherr.WrapErrorf(err, "Writing the kept copy '%s'", p.Keep)
+		return err
 	}
 	p.Logger.Info(logTag, "Published '%s' from '%s': %s", p.To, p.From, env)
+	return nil
+}
+
+// recheck writes To again when it no longer holds what Sync last published: someone removed or changed it.
+func (p *Publisher) recheck() error {
+	if p.published == (subnetenv.Env{}) {
+		return nil
+	}
+	held, err := subnetenv.ReadPublished(p.To)
+	if err == nil && held == p.published {
+		return nil
+	}
+	why := "it holds " + held.String()
+	if err != nil {
+		why = err.Error()
+	}
+	if err := replace(p.To, p.published, time.Time{}); err != nil {
+		return bosherr.WrapErrorf(err, "Writing '%s' again (%s)", p.To, why)
+	}
+	p.Logger.Warn(logTag, "Published '%s' again, as it no longer held what was published (%s): %s", p.To, why, p.published)
 	return nil
 }
 
@@ -93,8 +126,9 @@ func CheckPath(path string) error {
 	return nil
 }
 
-// replace writes env to path in one step, in a directory that root alone can write.
-func replace(path string, env subnetenv.Env) error {
+// replace writes env to path in one step, in a directory that root alone can write, modified at modified
+// unless that is zero.
+func replace(path string, env subnetenv.Env, modified time.Time) error {
 	dir := filepath.Dir(path)
 	if err := rootsAlone(dir); err != nil {
 		return err
@@ -106,6 +140,11 @@ func replace(path string, env subnetenv.Env) error {
 	defer file.Cleanup()
 	if _, err := file.Write(env.Format()); err != nil {
 		return err
+	}
+	if !modified.IsZero() {
+		if err := os.Chtimes(file.Name(), modified, modified); err != nil {
+			return err
+		}
 	}
 	return file.CloseAtomicallyReplace()
 }
@@ -133,7 +172,8 @@ func rootsAlone(dir string) error {
 
 // Run calls Sync at once and then at every tick until ctx ends, and logs what goes wrong: a refused file once
 // (Sync says so once), a write that keeps failing when it first fails. At every mark it marks the kept copy
-// current.
+// current while flanneld holds its lease, withdraws a restored copy that has outlived its lease, and publishes
+// again what To no longer holds.
 func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 	for {
 		failing := p.failed
@@ -147,6 +187,12 @@ func (p *Publisher) Run(ctx context.Context, ticks, marks <-chan time.Time) {
 		case now := <-marks:
 			if err := p.mark(now); err != nil {
 				p.Logger.Error(logTag, "Marking the kept copy '%s' current: %s", p.Keep, err)
+			}
+			if err := p.withdraw(now); err != nil {
+				p.Logger.Error(logTag, "%s", err)
+			}
+			if err := p.recheck(); err != nil {
+				p.Logger.Error(logTag, "%s", err)
 			}
 		}
 	}
@@ -164,6 +210,12 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
+// refusal is a version of From and why it was refused.
+type refusal struct {
+	id     fileID
+	reason string
+}
+
 // fileID tells two versions of a file apart: a new file (flanneld renames one over the old) has another inode,
 // and a change in place moves the change time, which no one can set back.
 type fileID struct {
@@ -179,6 +231,11 @@ func identify(path string) fileID {
 		return fileID{}
 	}
 	return fileID{dev: stat.Dev, ino: stat.Ino, size: uint64(stat.Size), mode: stat.Mode, mtime: stat.Mtim, ctime: stat.Ctim}
+}
+
+// modified is the file's modification time.
+func (id fileID) modified() time.Time {
+	return time.Unix(id.mtime.Unix())
 }
 
 const logTag = "subnet-publisher"

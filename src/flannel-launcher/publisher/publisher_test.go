@@ -106,6 +106,45 @@ var _ = Describe("Publisher", func() {
 		Expect(published()).To(Equal(flanneldWrote))
 	})
 
+	It("reads flanneld's file again at the next look when reading it failed for a while, here with too many open files", func() {
+		flanneldWrites(flanneldWrote)
+		var limit syscall.Rlimit
+		Expect(syscall.Getrlimit(syscall.RLIMIT_NOFILE, &limit)).To(Succeed())
+		DeferCleanup(func() { Expect(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit)).To(Succeed()) })
+		none := limit
+		none.Cur = 0
+		Expect(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &none)).To(Succeed())
+		err := p.Sync()
+		Expect(syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit)).To(Succeed())
+		Expect(err).To(MatchError(ContainSubstring("too many open files")))
+		Expect(to).NotTo(BeAnExistingFile())
+		Expect(p.Sync()).To(Succeed())
+		Expect(published()).To(Equal(flanneldWrote))
+	})
+
+	It("publishes again, at the next mark, what someone removed from the copy or changed in it", func() {
+		flanneldWrites(flanneldWrote)
+		marks := make(chan time.Time)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); p.Run(ctx, nil, marks) }()
+		DeferCleanup(func() { cancel(); Eventually(done).Should(BeClosed()) })
+		copied := func() ([]byte, error) { return os.ReadFile(to) }
+		Eventually(copied).Should(BeEquivalentTo(flanneldWrote))
+
+		Expect(os.Remove(to)).To(Succeed())
+		marks <- time.Now()
+		Eventually(copied).Should(BeEquivalentTo(flanneldWrote))
+		Expect(logs).To(gbytes.Say(`WARN - Published '` + to + `' again, as it no longer held what was published \(open ` + to +
+			`: no such file or directory\): FLANNEL_NETWORK=198.18.0.0/15 FLANNEL_SUBNET=198.18.3.1/24`))
+
+		Expect(os.WriteFile(to, []byte(newLease), 0o644)).To(Succeed())
+		marks <- time.Now()
+		Eventually(copied).Should(BeEquivalentTo(flanneldWrote))
+		Expect(logs).To(gbytes.Say(`WARN - Published '` + to + `' again, as it no longer held what was published \(it holds ` +
+			`FLANNEL_NETWORK=198.18.0.0/15 FLANNEL_SUBNET=198.18.9.1/24`))
+	})
+
 	DescribeTable("refuses a file that flanneld does not write, once, and the copy stays as it was",
 		func(plant func(), message string) {
 			flanneldWrites(flanneldWrote)
@@ -121,7 +160,7 @@ var _ = Describe("Publisher", func() {
 		},
 		Entry("a command substitution", func() {
 			flanneldWrites(strings.Replace(newLease, "1450", "$(touch /tmp/owned)", 1))
-		}, `FLANNEL_MTU must be a whole number from 68 to 65536, got "$(touch /tmp/owned)"`),
+		}, `FLANNEL_MTU must be a whole number from 576 to 65535, got "$(touch /tmp/owned)"`),
 		Entry("a symbolic link", func() {
 			Expect(os.WriteFile(from+".real", []byte(newLease), 0o644)).To(Succeed())
 			Expect(os.Remove(from)).To(Succeed())

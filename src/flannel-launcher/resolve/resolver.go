@@ -8,12 +8,17 @@
 package resolve
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"slices"
+	"sync"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	"github.com/miekg/dns"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
@@ -23,7 +28,16 @@ import (
 type Resolver struct {
 	servers []string
 	timeout time.Duration
+	// Logger, when set, is told once which addresses of an answer were left out (see MaxAddresses).
+	Logger boshlog.Logger
+
+	mu       sync.Mutex
+	reported string // the last leaving out logged
 }
+
+// MaxAddresses caps the addresses a lookup returns: an etcd cluster has at most 7 or 9 members, and each address
+// costs a TLS handshake.
+const MaxAddresses = 16
 
 // New uses dns.server when it is set, otherwise every nameserver of dns.resolv_conf. timeout bounds each query.
 func New(cfg config.DNS, timeout time.Duration) (*Resolver, error) {
@@ -83,7 +97,40 @@ func (r *Resolver) lookupAt(ctx context.Context, server, name string) ([]net.IP,
 	if len(ips) == 0 {
 		return nil, &LookupError{Name: name, Server: server, Cause: NoAddresses}
 	}
-	return ips, nil
+	kept, dropped := bounded(ips)
+	if len(kept) < len(ips) {
+		r.report(fmt.Sprintf("'%s' at %s answered %d addresses, %d of them repeats; using %d, leaving out the repeats and: [%s]",
+			name, server, len(ips), len(ips)-len(kept)-len(dropped), len(kept), joinIPs(dropped)))
+	}
+	return kept, nil
+}
+
+// bounded is ips without repeats, at most MaxAddresses of them: past that the lowest, so that the same answer in
+// another order keeps the same ones; dropped are the distinct ones past the cap.
+func bounded(ips []net.IP) (kept, dropped []net.IP) {
+	seen := map[string]bool{}
+	for _, ip := range ips {
+		if !seen[string(ip.To16())] {
+			seen[string(ip.To16())] = true
+			kept = append(kept, ip)
+		}
+	}
+	if len(kept) <= MaxAddresses {
+		return kept, nil
+	}
+	slices.SortFunc(kept, func(a, b net.IP) int { return bytes.Compare(a.To16(), b.To16()) })
+	return kept[:MaxAddresses], kept[MaxAddresses:]
+}
+
+// report logs a leaving out once, not at every lookup of a watch.
+func (r *Resolver) report(message string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.Logger == nil || message == r.reported {
+		return
+	}
+	r.reported = message
+	r.Logger.Warn(logTag, "%s", message)
 }
 
 func (r *Resolver) query(ctx context.Context, server, name string, qtype uint16) ([]net.IP, *LookupError) {

@@ -3,9 +3,11 @@ package resolve_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/miekg/dns"
@@ -15,6 +17,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 	"github.com/flannel-dns/flannel-dns/src/testenv/dnsserver"
+	"github.com/flannel-dns/flannel-dns/src/testenv/testlog"
 )
 
 const alias = "etcd.test.internal"
@@ -79,8 +82,35 @@ var _ = Describe("Resolver", func() {
 		}
 		server.SetAddresses(alias, many...)
 
-		Expect(addresses(resolver.Lookup(ctx, alias))).To(HaveLen(40))
+		Expect(addresses(resolver.Lookup(ctx, alias))).To(HaveLen(resolve.MaxAddresses))
 		Expect(server.Queries(alias, "tcp")).To(BeNumerically(">=", 1))
+	})
+
+	It("drops repeated addresses", func() {
+		server.SetAddresses(alias, memberA, memberB, memberA, memberC, memberA, memberC)
+
+		Expect(addresses(resolver.Lookup(ctx, alias))).To(Equal([]string{"198.51.100.10", "198.51.100.11", "2001:db8::12"}))
+	})
+
+	It("keeps the 16 lowest of more distinct addresses, whatever their order, and logs once what it left out", func() {
+		var many []net.IP
+		var lowest []string
+		for i := range 20 {
+			many = append(many, net.IPv4(203, 0, 113, byte(20-i)))
+		}
+		for i := range 16 {
+			lowest = append(lowest, fmt.Sprintf("203.0.113.%d", i+1))
+		}
+		server.SetAddresses(alias, append(many, many[0])...)
+		logger, logs := testlog.New()
+		resolver.Logger = logger
+
+		Expect(addresses(resolver.Lookup(ctx, alias))).To(Equal(lowest))
+		Expect(addresses(resolver.Lookup(ctx, alias))).To(HaveLen(16))
+
+		Expect(strings.Count(string(logs.Contents()), "leaving out")).To(Equal(1))
+		Expect(string(logs.Contents())).To(ContainSubstring("'%s' at %s answered 21 addresses, 1 of them repeats; using 16, "+
+			"leaving out the repeats and: [203.0.113.17, 203.0.113.18, 203.0.113.19, 203.0.113.20]", alias, server.Addr))
 	})
 
 	DescribeTable("classifies a failed lookup",

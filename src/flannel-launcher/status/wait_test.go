@@ -130,7 +130,7 @@ var _ = Describe("Waiter", func() {
 		var got result
 		Eventually(waitInBackground(10 * time.Second)).Should(Receive(&got))
 		Expect(got.err).To(MatchError("flanneld wrote a subnet file that is not published: The subnet file '" + subnetFile +
-			`' is not as flanneld writes it: FLANNEL_MTU must be a whole number from 68 to 65536, got "$(id)"`))
+			`' is not as flanneld writes it: FLANNEL_MTU must be a whole number from 576 to 65535, got "$(id)"`))
 	})
 
 	It("gives up at the timeout with where the run was and why", func() {

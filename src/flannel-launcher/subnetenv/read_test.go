@@ -47,7 +47,7 @@ var _ = Describe("Read", func() {
 	It("names the file and what is wrong in it", func() {
 		Expect(os.WriteFile(path, []byte(with("FLANNEL_MTU", "FLANNEL_MTU=`id`\n")), 0o644)).To(Succeed())
 		Expect(readInTime(subnetenv.Read)).To(MatchError("The subnet file '" + path +
-			"' is not as flanneld writes it: FLANNEL_MTU must be a whole number from 68 to 65536, got \"`id`\""))
+			"' is not as flanneld writes it: FLANNEL_MTU must be a whole number from 576 to 65535, got \"`id`\""))
 	})
 
 	It("does not follow a symbolic link, even to a good file", func() {

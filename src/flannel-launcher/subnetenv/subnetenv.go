@@ -37,11 +37,25 @@ const (
 // MaxSize bounds a subnet file: flanneld's four lines take at most 124 bytes.
 const MaxSize = 512
 
-// MinMTU and MaxMTU bound FLANNEL_MTU: IPv4's smallest MTU, and the largest Linux gives a device (loopback's).
+// MinMTU and MaxMTU bound FLANNEL_MTU. 576 is the datagram every IPv4 host must take whole (RFC 791); flanneld
+// takes its interface's MTU less the backend's header (at most 80 bytes, wireguard's), and no link it runs on is
+// that small. 65535 is the most Linux lets the CNI bridge plugin set on cni0 and a pod's veth (ETH_MAX_MTU);
+// loopback's 65536 is no link's. Jumbo frames (9001 on AWS, with host-gw) fit.
 const (
-	MinMTU = 68
-	MaxMTU = 65536
+	MinMTU = 576
+	MaxMTU = 65535
 )
+
+// reserved are the IPv4 ranges no pod network may take in: a node keeps them for itself, or routes them nowhere.
+var reserved = []struct {
+	prefix netip.Prefix
+	what   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+}
 
 var (
 	line   = regexp.MustCompile(`^([A-Z_]+)=(.*)$`)
@@ -86,7 +100,15 @@ func parseValues(values map[string]string) (Env, error) {
 	if env.Network, ok = ipv4Prefix(values[keyNetwork]); !ok || env.Network != env.Network.Masked() {
 		return Env{}, fmt.Errorf("%s must be an IPv4 network such as 10.200.0.0/16, got %q", keyNetwork, values[keyNetwork])
 	}
+	if err := unreserved(keyNetwork, env.Network); err != nil {
+		return Env{}, err
+	}
 	env.Subnet, ok = ipv4Prefix(values[keySubnet])
+	if ok {
+		if err := unreserved(keySubnet, env.Subnet); err != nil {
+			return Env{}, err
+		}
+	}
 	if !ok || env.Subnet.Bits() < env.Network.Bits() || !env.Network.Contains(env.Subnet.Addr()) {
 		return Env{}, fmt.Errorf("%s must be an address of %s with the subnet's length, such as %s, got %q",
 			keySubnet, env.Network, example(env.Network), values[keySubnet])
@@ -102,6 +124,19 @@ func parseValues(values map[string]string) (Env, error) {
 		return Env{}, fmt.Errorf("%s must be true or false, got %q", keyIPMasq, values[keyIPMasq])
 	}
 	return env, nil
+}
+
+// unreserved fails when prefix (the value of key) is all of IPv4 or takes in a reserved range.
+func unreserved(key string, prefix netip.Prefix) error {
+	if prefix.Bits() == 0 {
+		return fmt.Errorf("%s must not be all of IPv4, got %q", key, prefix.String())
+	}
+	for _, r := range reserved {
+		if r.prefix.Overlaps(prefix) {
+			return fmt.Errorf("%s must not take in the %s addresses %s, got %q", key, r.what, r.prefix, prefix.String())
+		}
+	}
+	return nil
 }
 
 // ipv4Prefix parses an IPv4 CIDR written as Go writes it back: no leading zeros, no spaces, no IPv6 form.

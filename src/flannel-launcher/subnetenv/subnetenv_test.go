@@ -1,6 +1,7 @@
 package subnetenv_test
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -39,12 +40,12 @@ var _ = Describe("Parse", func() {
 	})
 
 	It("takes the keys in any order, false, the widest and narrowest MTU, a subnet as wide as the network", func() {
-		env, err := subnetenv.Parse([]byte("FLANNEL_IPMASQ=false\nFLANNEL_MTU=65536\nFLANNEL_SUBNET=198.18.0.1/15\n" +
+		env, err := subnetenv.Parse([]byte("FLANNEL_IPMASQ=false\nFLANNEL_MTU=65535\nFLANNEL_SUBNET=198.18.0.1/15\n" +
 			"FLANNEL_NETWORK=198.18.0.0/15\n"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(env).To(Equal(subnetenv.Env{Network: flanneldEnv.Network, Subnet: netip.MustParsePrefix("198.18.0.1/15"),
-			MTU: 65536, IPMasq: false}))
-		Expect(subnetenv.Parse([]byte(with("FLANNEL_MTU", "FLANNEL_MTU=68\n")))).To(HaveField("MTU", 68))
+			MTU: 65535, IPMasq: false}))
+		Expect(subnetenv.Parse([]byte(with("FLANNEL_MTU", "FLANNEL_MTU=576\n")))).To(HaveField("MTU", 576))
 	})
 
 	DescribeTable("refuses what flanneld does not write, naming the line or key",
@@ -74,28 +75,32 @@ var _ = Describe("Parse", func() {
 			`FLANNEL_SUBNET must be an address of 198.18.0.0/15 with the subnet's length, such as 198.18.0.1/24, got "198.18.3.1"`),
 		Entry("a subnet with a leading zero", with("FLANNEL_SUBNET", "FLANNEL_SUBNET=198.18.03.1/24\n"),
 			`FLANNEL_SUBNET must be an address of 198.18.0.0/15 with the subnet's length, such as 198.18.0.1/24, got "198.18.03.1/24"`),
-		Entry("an MTU below IPv4's smallest", with("FLANNEL_MTU", "FLANNEL_MTU=67\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "67"`),
+		Entry("an MTU below the datagram every IPv4 host takes whole", with("FLANNEL_MTU", "FLANNEL_MTU=575\n"),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "575"`),
+		Entry("IPv4's smallest MTU", with("FLANNEL_MTU", "FLANNEL_MTU=68\n"),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "68"`),
+		Entry("loopback's MTU, more than a veth takes", with("FLANNEL_MTU", "FLANNEL_MTU=65536\n"),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "65536"`),
 		Entry("an MTU above the largest", with("FLANNEL_MTU", "FLANNEL_MTU=65537\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "65537"`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "65537"`),
 		Entry("an MTU of zero", with("FLANNEL_MTU", "FLANNEL_MTU=0\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "0"`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "0"`),
 		Entry("an MTU with a leading zero", with("FLANNEL_MTU", "FLANNEL_MTU=01450\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "01450"`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "01450"`),
 		Entry("an MTU with a sign", with("FLANNEL_MTU", "FLANNEL_MTU=+1450\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "+1450"`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "+1450"`),
 		Entry("an MTU with a trailing space", with("FLANNEL_MTU", "FLANNEL_MTU=1450 \n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "1450 "`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "1450 "`),
 		Entry("an MTU with more words", with("FLANNEL_MTU", "FLANNEL_MTU=1450 --debug\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "1450 --debug"`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "1450 --debug"`),
 		Entry("an empty MTU", with("FLANNEL_MTU", "FLANNEL_MTU=\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got ""`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got ""`),
 		Entry("ip masquerading as 1", with("FLANNEL_IPMASQ", "FLANNEL_IPMASQ=1\n"),
 			`FLANNEL_IPMASQ must be true or false, got "1"`),
 		Entry("ip masquerading as True", with("FLANNEL_IPMASQ", "FLANNEL_IPMASQ=True\n"),
 			`FLANNEL_IPMASQ must be true or false, got "True"`),
 		Entry("a command substitution", with("FLANNEL_MTU", "FLANNEL_MTU=$(touch /tmp/owned)\n"),
-			`FLANNEL_MTU must be a whole number from 68 to 65536, got "$(touch /tmp/owned)"`),
+			`FLANNEL_MTU must be a whole number from 576 to 65535, got "$(touch /tmp/owned)"`),
 		Entry("backticks", with("FLANNEL_SUBNET", "FLANNEL_SUBNET=`id`\n"),
 			"FLANNEL_SUBNET must be an address of 198.18.0.0/15 with the subnet's length, such as 198.18.0.1/24, got \"`id`\""),
 		Entry("a semicolon and a second command", with("FLANNEL_IPMASQ", "FLANNEL_IPMASQ=true; id\n"),
@@ -121,6 +126,23 @@ var _ = Describe("Parse", func() {
 		Entry("no newline at the end", strings.TrimSuffix(flanneldWrote, "\n"), `the last line does not end with a newline`),
 		Entry("nothing", "", `the last line does not end with a newline`),
 		Entry("more than 512 bytes", flanneldWrote+strings.Repeat("#", 512), `larger than 512 bytes`),
+	)
+})
+
+var _ = Describe("Parse of a network or subnet that is all of IPv4 or takes in addresses a node keeps to itself", func() {
+	DescribeTable("refuses it, naming the key and the value",
+		func(key, value, rule string) {
+			_, err := subnetenv.Parse([]byte(with(key, key+"="+value+"\n")))
+			Expect(err).To(MatchError(fmt.Sprintf("%s must not %s, got %q", key, rule, value)))
+		},
+		Entry("a network of all IPv4", "FLANNEL_NETWORK", "0.0.0.0/0", "be all of IPv4"),
+		Entry("a network that takes in loopback", "FLANNEL_NETWORK", "96.0.0.0/3", "take in the loopback addresses 127.0.0.0/8"),
+		Entry("a link-local network", "FLANNEL_NETWORK", "169.254.0.0/16", "take in the link-local addresses 169.254.0.0/16"),
+		Entry("a multicast network", "FLANNEL_NETWORK", "239.0.0.0/8", "take in the multicast addresses 224.0.0.0/4"),
+		Entry("a network of the unspecified range", "FLANNEL_NETWORK", "0.0.0.0/8", "take in the unspecified addresses 0.0.0.0/8"),
+		Entry("a subnet of all IPv4", "FLANNEL_SUBNET", "198.18.3.1/0", "be all of IPv4"),
+		Entry("a loopback subnet", "FLANNEL_SUBNET", "127.0.0.1/8", "take in the loopback addresses 127.0.0.0/8"),
+		Entry("a link-local subnet", "FLANNEL_SUBNET", "169.254.3.1/24", "take in the link-local addresses 169.254.0.0/16"),
 	)
 })
 

@@ -1,9 +1,11 @@
 package v2import
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -11,9 +13,15 @@ import (
 
 // checked is the part of the v2 data that can go into v3, and why the rest cannot.
 type checked struct {
-	network netip.Prefix // of the v2 network config
+	config  netConfig // of the v2 network config
 	leases  []lease
 	leftOut []string // "<key>: <reason>"
+}
+
+// netConfig is what the import needs of a network config.
+type netConfig struct {
+	network   netip.Prefix
+	subnetLen int // SubnetLen, or flannel's default for a config without one
 }
 
 // lease is a v2 lease that reads as flannel's.
@@ -23,53 +31,127 @@ type lease struct {
 	node   string // its PublicIP
 }
 
+// maxValue bounds a lease's value: flannel's are well under 1 KiB.
+const maxValue = 64 << 10
+
+// maxTTL (seconds) caps the TTL a lease keeps: flannel's lease TTL (its subnetTTL), which each renewal restores.
+const maxTTL = 24 * 60 * 60
+
 // check reads the network config and keeps the leases that flannel would read as leases of that network: a
-// subnet key inside it, attributes naming the node's address, a TTL. Without a usable config nothing is
-// imported: the leases cannot be checked against a network.
+// subnet key inside it of the config's subnet length, overlapping no other lease, attributes naming the node's
+// address, a TTL. Without a usable config nothing is imported: the leases cannot be checked against a network.
 func check(data Data, prefix string) (checked, error) {
-	network, err := networkOf(data.Config)
+	config, err := networkOf(data.Config)
 	if err != nil {
 		return checked{}, bosherr.WrapErrorf(err, "The network config at '%s/config' in the v2 store", prefix)
 	}
-	c := checked{network: network}
-	for _, l := range data.Leases {
-		read, err := c.read(l, prefix)
-		if err != nil {
-			c.leftOut = append(c.leftOut, fmt.Sprintf("%s: %s", l.Key, err))
-			continue
-		}
-		c.leases = append(c.leases, read)
-	}
+	c := checked{config: config}
+	c.keep(c.readAll(data.Leases, prefix))
 	return c, nil
 }
 
-func networkOf(config []byte) (netip.Prefix, error) {
-	if config == nil {
-		return netip.Prefix{}, bosherr.Error("is absent")
+// readAll is the leases that read as flannel's, whatever their length; the others are left out.
+func (c *checked) readAll(leases []Lease, prefix string) []lease {
+	var read []lease
+	for _, l := range leases {
+		r, err := c.read(l, prefix)
+		if err != nil {
+			c.leaveOut(l.Key, err.Error())
+			continue
+		}
+		read = append(read, r)
 	}
-	var fields struct{ Network string }
+	return read
+}
+
+// keep takes the leases that overlap no other and have the config's subnet length. Of two that overlap, neither
+// is taken: v2 cannot tell which is right, and launchers importing at once could each take another one.
+func (c *checked) keep(leases []lease) {
+	overlaps := overlapping(leases)
+	for _, l := range leases {
+		switch {
+		case overlaps[l.Key] != "":
+			c.leaveOut(l.Key, overlaps[l.Key])
+		case l.subnet.Bits() != c.config.subnetLen:
+			c.leaveOut(l.Key, fmt.Sprintf("subnet %s is not a /%d, the network config's subnet length", l.subnet, c.config.subnetLen))
+		default:
+			c.leases = append(c.leases, l)
+		}
+	}
+}
+
+func (c *checked) leaveOut(key, reason string) {
+	c.leftOut = append(c.leftOut, fmt.Sprintf("%s: %s", key, reason))
+}
+
+// overlapping is, by key, why each lease that overlaps another is refused. Subnets are nested or apart, so in
+// address order a subnet overlaps an earlier one only if it lies inside the widest one seen so far.
+func overlapping(leases []lease) map[string]string {
+	sorted := slices.SortedFunc(slices.Values(leases), func(a, b lease) int {
+		return cmp.Or(a.subnet.Addr().Compare(b.subnet.Addr()), cmp.Compare(a.subnet.Bits(), b.subnet.Bits()))
+	})
+	reasons := map[string]string{}
+	var widest lease
+	for _, l := range sorted {
+		if !widest.subnet.IsValid() || !widest.subnet.Overlaps(l.subnet) {
+			widest = l
+			continue
+		}
+		reasons[l.Key] = fmt.Sprintf("subnet %s overlaps the v2 lease at '%s'", l.subnet, widest.Key)
+		if reasons[widest.Key] == "" {
+			reasons[widest.Key] = fmt.Sprintf("subnet %s overlaps the v2 lease at '%s'", widest.subnet, l.Key)
+		}
+	}
+	return reasons
+}
+
+func networkOf(config []byte) (netConfig, error) {
+	if config == nil {
+		return netConfig{}, bosherr.Error("is absent")
+	}
+	var fields struct {
+		Network   string
+		SubnetLen int
+	}
 	if err := json.Unmarshal(config, &fields); err != nil {
-		return netip.Prefix{}, bosherr.WrapErrorf(err, "is not JSON: %q", config)
+		return netConfig{}, bosherr.WrapErrorf(err, "is not JSON: %q", config)
 	}
 	network, err := netip.ParsePrefix(fields.Network)
 	if err != nil || !network.Addr().Is4() {
-		return netip.Prefix{}, bosherr.Errorf("has no IPv4 Network: %q", config)
+		return netConfig{}, bosherr.Errorf("has no IPv4 Network: %q", config)
 	}
-	return network.Masked(), nil
+	return netConfig{network: network.Masked(), subnetLen: subnetLen(fields.SubnetLen, network.Bits())}, nil
 }
 
-// read checks one lease.
+// subnetLen is a config's SubnetLen, or for none what flannel (0.12 and 0.28 alike) takes: a /24 in a network of
+// /22 or wider, else a quarter of the network.
+func subnetLen(configured, networkBits int) int {
+	switch {
+	case configured != 0:
+		return configured
+	case networkBits <= 22:
+		return 24
+	}
+	return networkBits + 2
+}
+
+// read checks one lease, all but its length, and caps its TTL.
 func (c checked) read(l Lease, prefix string) (lease, error) {
 	subnet, err := SubnetOf(l.Key, prefix)
 	if err != nil {
 		return lease{}, err
 	}
-	if !c.network.Contains(subnet.Addr()) || subnet.Bits() <= c.network.Bits() {
-		return lease{}, bosherr.Errorf("subnet %s is not inside the network %s", subnet, c.network)
+	network := c.config.network
+	if !network.Contains(subnet.Addr()) || subnet.Bits() <= network.Bits() {
+		return lease{}, bosherr.Errorf("subnet %s is not inside the network %s", subnet, network)
 	}
 	if l.TTL <= 0 {
 		return lease{}, bosherr.Error("it has no TTL (kubo's flanneld writes none such)")
 	}
+	if len(l.Value) > maxValue {
+		return lease{}, bosherr.Errorf("its value is %d bytes, more than %d", len(l.Value), maxValue)
+	}
+	l.TTL = min(l.TTL, maxTTL)
 	node, err := nodeOf(l.Value)
 	return lease{Lease: l, subnet: subnet, node: node}, err
 }

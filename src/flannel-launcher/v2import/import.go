@@ -28,7 +28,7 @@ type Client interface {
 
 // Import copies into v3 each lease of data that v3 lacks: neither its key nor its node's address is there (a
 // node that holds a v3 lease has moved on to flannel-dns, and its old v2 lease must not come back), and no v3 lease
-// overlaps its subnet. Each key goes in only while it is still absent, with a v3 lease of the TTL it has left; a
+// overlaps its subnet. Each key goes in only while it is still absent, with a v3 lease of the TTL it has left (24 h at most); a
 // lease etcd refuses (a TTL it will not grant, a value larger than it takes) is left out alone, with the reason.
 // The leases must belong to the network flanneld uses: the v3 network config's, or desired's while v3 has none.
 // The network config itself is not copied: netconfig writes desired, which kubo wrote to v2 from the same
@@ -60,9 +60,8 @@ func copyLacking(ctx context.Context, client Client, prefix string, desired []by
 		if err != nil {
 			return written, err
 		}
-		if v3.network != v2.network {
-			return written, bosherr.Errorf("The v2 network config names %s, flanneld's (in v3 or to be written) %s; "+
-				"the v2 leases would be outside it", v2.network, v3.network)
+		if err := fits(v2.config, v3.config); err != nil {
+			return written, err
 		}
 		todo := v3.lacks(v2.leases, refused)
 		if len(todo) == 0 {
@@ -80,12 +79,26 @@ func copyLacking(ctx context.Context, client Client, prefix string, desired []by
 	}
 }
 
+// fits fails unless the v2 network config is flanneld's (v3's) in network and subnet length: flanneld 0.28 counts
+// only the subnet addresses of the leases as taken, so it could hand out a subnet inside a lease of another length.
+func fits(v2, v3 netConfig) error {
+	switch {
+	case v2.network != v3.network:
+		return bosherr.Errorf("The v2 network config names %s, flanneld's (in v3 or to be written) %s; "+
+			"the v2 leases would be outside it", v2.network, v3.network)
+	case v2.subnetLen != v3.subnetLen:
+		return bosherr.Errorf("The v2 network config gives /%d subnets, flanneld's (in v3 or to be written) /%d; "+
+			"the v2 leases would not be flanneld's", v2.subnetLen, v3.subnetLen)
+	}
+	return nil
+}
+
 // maxAttempts bounds the reads and writes when other launchers import at the same time: each attempt after a
 // lost race finds less to do.
 const maxAttempts = 5
 
 type v3State struct {
-	network netip.Prefix
+	config  netConfig
 	keys    map[string]bool
 	nodes   map[string]bool         // PublicIPs that hold a v3 lease
 	subnets map[string]netip.Prefix // key: the subnet of each v3 lease
@@ -105,7 +118,7 @@ func readV3(ctx context.Context, kv clientv3.KV, prefix string, desired []byte) 
 	if err != nil {
 		return v3State{}, bosherr.WrapError(err, "The v3 network config (or the desired one)")
 	}
-	state := v3State{network: network, keys: map[string]bool{}, nodes: map[string]bool{}, subnets: map[string]netip.Prefix{}}
+	state := v3State{config: network, keys: map[string]bool{}, nodes: map[string]bool{}, subnets: map[string]netip.Prefix{}}
 	if resp, err = kv.Get(ctx, strings.TrimSuffix(prefix, "/")+"/subnets/", clientv3.WithPrefix()); err != nil {
 		return v3State{}, transient(bosherr.WrapError(err, "Reading the v3 leases"), err)
 	}

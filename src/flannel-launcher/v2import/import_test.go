@@ -205,28 +205,108 @@ var _ = Describe("Import", func() {
 		Expect(v3Leases()).To(BeEmpty())
 	})
 
-	// etcd takes a request up to 1.5 MiB and a lease TTL up to 9,000,000,000 s. The v2 store takes a larger value;
-	// a TTL beyond etcd's comes only as data (v2 turns one that large into no TTL, its expiry time overflowing).
-	It("copies the other leases when etcd refuses one, and names each refused one", func() {
+	// etcd takes a request up to 1.5 MiB: 25 leases of 63 KiB do not go in one transaction, each goes alone.
+	It("writes the leases one by one when etcd refuses their transaction as too large", func() {
 		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
-		putV2("198.18.7.0-24", "192.0.2.7", 3600)
-		oversized := fmt.Sprintf(`{"PublicIP":"192.0.2.9","BackendType":"vxlan","Padding":"%s"}`, strings.Repeat("x", 1600<<10))
-		Expect(member.Put(prefix+"/subnets/198.18.9.0-24", oversized, 3600)).To(Succeed())
+		var keys []string
+		for i := range 25 {
+			value := fmt.Sprintf(`{"PublicIP":"192.0.2.%d","BackendType":"vxlan","Padding":"%s"}`, i+1, strings.Repeat("x", 63<<10))
+			Expect(member.Put(prefix+fmt.Sprintf("/subnets/198.18.%d.0-24", i+1), value, 3600)).To(Succeed())
+			keys = append(keys, prefix+fmt.Sprintf("/subnets/198.18.%d.0-24", i+1))
+		}
+		logger, _ := testlog.New()
+
+		result, err := v2import.Import(ctx, v3, prefix, desired, read(), logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Leases).To(ConsistOf(keys))
+		Expect(result.LeftOut).To(BeEmpty())
+		Expect(v3Leases()).To(HaveLen(25))
+	})
+
+	// flanneld renews a lease to 24 h; v2 keeps any TTL, and one beyond etcd's 9,000,000,000 s comes only as data
+	// (v2 turns one that large into no TTL, its expiry time overflowing).
+	It("caps the TTL a lease keeps at flannel's 24 h", func() {
+		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
+		putV2("198.18.7.0-24", "192.0.2.7", 200_000)
 		putV2("198.18.10.0-24", "192.0.2.10", 60)
 		data := read()
 		data.Leases = append(data.Leases, v2import.Lease{Key: prefix + "/subnets/198.18.8.0-24",
 			Value: []byte(leaseValue("192.0.2.8")), TTL: 9_100_000_000})
-		logger, logs := testlog.New()
+		logger, _ := testlog.New()
 
 		result, err := v2import.Import(ctx, v3, prefix, desired, data, logger)
 
 		Expect(err).NotTo(HaveOccurred())
-		Expect(result.Leases).To(ConsistOf(prefix+"/subnets/198.18.7.0-24", prefix+"/subnets/198.18.10.0-24"))
-		Expect(v3Leases()).To(HaveLen(2))
-		Expect(result.LeftOut).To(HaveLen(2))
-		Expect(logs).To(gbytes.Say(`Left out 2 of the v2 store's leases that v3 cannot take: `))
-		Expect(string(logs.Contents())).To(And(MatchRegexp(`198.18.8.0-24: etcd refused it: .*too large lease TTL`),
-			MatchRegexp(`198.18.9.0-24: etcd refused it: .*request is too large`)))
+		Expect(result.LeftOut).To(BeEmpty())
+		Expect(ttlLeft("198.18.7.0-24")).To(BeNumerically("~", 24*3600, 15))
+		Expect(ttlLeft("198.18.8.0-24")).To(BeNumerically("~", 24*3600, 15))
+		Expect(ttlLeft("198.18.10.0-24")).To(BeNumerically("~", 60, 15))
+	})
+
+	It("leaves out a lease whose value is larger than 64 KiB, which etcd would take", func() {
+		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
+		putV2("198.18.7.0-24", "192.0.2.7", 3600)
+		oversized := fmt.Sprintf(`{"PublicIP":"192.0.2.9","BackendType":"vxlan","Padding":"%s"}`, strings.Repeat("x", 100<<10))
+		Expect(member.Put(prefix+"/subnets/198.18.9.0-24", oversized, 3600)).To(Succeed())
+		logger, logs := testlog.New()
+
+		result, err := v2import.Import(ctx, v3, prefix, desired, read(), logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Leases).To(ConsistOf(prefix + "/subnets/198.18.7.0-24"))
+		Expect(logs).To(gbytes.Say(`Left out 1 of the v2 store's leases.*198.18.9.0-24: its value is %d bytes, more than 65536`, len(oversized)))
+		Expect(v3Leases()).To(HaveLen(1))
+	})
+
+	It("leaves out both of two v2 leases that overlap, each naming the other's key", func() {
+		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
+		putV2("198.18.7.0-24", "192.0.2.7", 3600)
+		putV2("198.18.8.0-24", "192.0.2.8", 3600)
+		putV2("198.18.8.128-25", "192.0.2.80", 3600)
+		logger, logs := testlog.New()
+
+		result, err := v2import.Import(ctx, v3, prefix, desired, read(), logger)
+
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.Leases).To(ConsistOf(prefix + "/subnets/198.18.7.0-24"))
+		Expect(result.LeftOut).To(ConsistOf(
+			fmt.Sprintf("%s/subnets/198.18.8.0-24: subnet 198.18.8.0/24 overlaps the v2 lease at '%s/subnets/198.18.8.128-25'", prefix, prefix),
+			fmt.Sprintf("%s/subnets/198.18.8.128-25: subnet 198.18.8.128/25 overlaps the v2 lease at '%s/subnets/198.18.8.0-24'", prefix, prefix)))
+		Expect(logs).To(gbytes.Say(`Left out 2 of the v2 store's leases`))
+		Expect(v3Leases()).To(HaveLen(1))
+	})
+
+	DescribeTable("leaves out a lease whose length is not the network config's subnet length",
+		func(v2Config string, subnetLen int, kept, leftOut string) {
+			Expect(member.Put(prefix+"/config", v2Config, 0)).To(Succeed())
+			putV2("198.18.7.0-24", "192.0.2.7", 3600)
+			putV2("198.18.9.0-26", "192.0.2.9", 3600)
+			flanneld := config.Network{CIDR: "198.18.0.0/15", SubnetLen: subnetLen, BackendType: "vxlan"}.Desired()
+			logger, _ := testlog.New()
+
+			result, err := v2import.Import(ctx, v3, prefix, flanneld, read(), logger)
+
+			Expect(err).NotTo(HaveOccurred())
+			Expect(result.Leases).To(ConsistOf(prefix + "/subnets/" + kept))
+			Expect(result.LeftOut).To(ConsistOf(fmt.Sprintf("%s/subnets/%s: subnet %s is not a /%d, the network config's subnet length",
+				prefix, leftOut, strings.Replace(leftOut, "-", "/", 1), subnetLen)))
+		},
+		Entry("flannel's /24 when it names none", kuboConfig, 24, "198.18.7.0-24", "198.18.9.0-26"),
+		Entry("the one it names", `{"Network":"198.18.0.0/15","SubnetLen":26,"Backend":{"Type":"vxlan"}}`, 26,
+			"198.18.9.0-26", "198.18.7.0-24"),
+	)
+
+	It("imports nothing when the v2 network config's subnet length is not flanneld's, and says which", func() {
+		Expect(member.Put(prefix+"/config", kuboConfig, 0)).To(Succeed())
+		putV2("198.18.7.0-24", "192.0.2.7", 3600)
+		desired26 := config.Network{CIDR: "198.18.0.0/15", SubnetLen: 26, BackendType: "vxlan"}.Desired()
+		logger, _ := testlog.New()
+
+		_, err := v2import.Import(ctx, v3, prefix, desired26, read(), logger)
+
+		Expect(err).To(MatchError(ContainSubstring("The v2 network config gives /24 subnets, flanneld's (in v3 or to be written) /26")))
+		Expect(v3Leases()).To(BeEmpty())
 	})
 
 	It("leaves out a v2 lease whose subnet overlaps a v3 lease under another key", func() {

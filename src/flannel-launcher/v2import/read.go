@@ -8,7 +8,7 @@
 //
 // Read never writes, and nothing here writes to v2. Import writes to v3 only what v3 lacks, each key only if it is
 // still absent, in one transaction (or a few, for clusters beyond etcd's 128 operations per transaction): of
-// launchers that start together, one copies each key. A lease keeps the TTL it has left in v2; one that etcd
+// launchers that start together, one copies each key. A lease keeps the TTL it has left in v2, 24 h at most; one that etcd
 // refuses is left out alone. A failure that may pass is a *TransientError, for the caller to retry.
 package v2import
 

@@ -20,6 +20,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/launch"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/termtext"
 )
 
 // version is set at build time: -ldflags "-X main.version=..."
@@ -122,9 +123,9 @@ func waitReadyCommand(args []string) int {
 	defer cancel()
 	waiter := status.Waiter{StatusFile: *statusPath, SubnetFile: cfg.Flanneld.SubnetFile,
 		PublishedFile: cfg.Flanneld.PublishedSubnetFile, Interval: readyPoll,
-		Progress: func(s status.Status) { fmt.Printf("flanneld: %s\n", s) }}
+		Progress: func(s status.Status) { fmt.Printf("flanneld: %s\n", termtext.Escape(s.String())) }}
 	if _, err := waiter.Wait(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "flanneld is not ready: %s\n", err)
+		fmt.Fprintf(os.Stderr, "flanneld is not ready: %s\n", termtext.Escape(err.Error()))
 		return exitFailure
 	}
 	fmt.Println("flanneld is ready")

@@ -140,6 +140,18 @@ var _ = Describe("flannel-launcher run --status and wait-ready", func() {
 			HaveField("Reason", ContainSubstring("etcd.ca_file: cannot read '/nonexistent/ca.crt'"))))
 	})
 
+	// The status file is in a directory that flanneld's container (vcap) can write; post-start prints to root's terminal.
+	It("prints the run's reason with what a terminal would act on escaped, as check does", func() {
+		reason := "stopped\x1b[2J\nflanneld is ready\u009b"
+		Expect(status.Write(statusFile, status.Status{State: status.Failed, Reason: reason, Started: time.Now()})).To(Succeed())
+
+		session := waitReady("5s")
+
+		Expect(session).To(gexec.Exit(1))
+		Expect(string(session.Out.Contents())).To(Equal(`flanneld: failed: stopped\x1b[2J\nflanneld is ready\u009b` + "\n"))
+		Expect(string(session.Err.Contents())).To(Equal(`flanneld is not ready: the launcher failed: stopped\x1b[2J\nflanneld is ready\u009b` + "\n"))
+	})
+
 	It("exits 1 when no run has written a status", func() {
 		session := waitReady("1s")
 		Expect(session).To(gexec.Exit(1))

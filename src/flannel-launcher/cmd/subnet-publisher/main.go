@@ -17,6 +17,7 @@ import (
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/publisher"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
 )
 
 // version is set at build time: -ldflags "-X main.version=..."
@@ -25,9 +26,10 @@ var version = "dev"
 const (
 	logTag = "subnet-publisher"
 	usage  = `usage:
-  subnet-publisher --from FILE --to FILE [--keep FILE]
+  subnet-publisher --from FILE --to FILE [--keep FILE [--status FILE]]
       publish flanneld's subnet file (--from) as --to, as root, until SIGTERM or SIGINT; with --keep, keep a
-      second copy there, marked current every minute while flanneld's file is there
+      second copy there, marked current when flanneld has just written its file, and every minute while the
+      launcher's status file (--status) reports flanneld ready
   subnet-publisher restore --keep FILE --to FILE
       write the kept copy to --to when --to is missing and the copy is younger than 50 minutes (at boot)
   subnet-publisher version
@@ -50,12 +52,12 @@ func run(args []string) int {
 	if len(args) > 0 && args[0] == "restore" {
 		return restore(args[1:], logger)
 	}
-	p, err := parse(args, logger)
+	p, statusFile, err := parse(args, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "subnet-publisher: %s\n%s", err, usage)
 		return exitUsage
 	}
-	logger.Info(logTag, "starting: version=%s from=%s to=%s keep=%s", version, p.From, p.To, p.Keep)
+	logger.Info(logTag, "starting: version=%s from=%s to=%s keep=%s status=%s", version, p.From, p.To, p.Keep, statusFile)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ticker, marker := time.NewTicker(publisher.Interval), time.NewTicker(publisher.MarkEvery)
@@ -66,24 +68,37 @@ func run(args []string) int {
 	return 0
 }
 
-func parse(args []string, logger boshlog.Logger) (*publisher.Publisher, error) {
+func parse(args []string, logger boshlog.Logger) (*publisher.Publisher, string, error) {
 	flags := flag.NewFlagSet("subnet-publisher", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	from := flags.String("from", "", "flanneld's subnet file")
 	to := flags.String("to", "", "the copy that docker's job and the CNI plugin read")
 	keep := flags.String("keep", "", "a second copy, on a disk that a reboot keeps")
+	statusFile := flags.String("status", "", "the launcher's status file")
 	if err := flags.Parse(args); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	switch {
 	case *from == "" || *to == "":
-		return nil, errors.New("--from and --to are required")
+		return nil, "", errors.New("--from and --to are required")
 	case flags.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument '%s'", flags.Arg(0))
+		return nil, "", fmt.Errorf("unexpected argument '%s'", flags.Arg(0))
 	case os.Geteuid() != 0:
-		return nil, errors.New("must run as root: the copy it writes must be root's alone")
+		return nil, "", errors.New("must run as root: the copy it writes must be root's alone")
 	}
-	return publisher.New(*from, *to, *keep, logger)
+	p, err := publisher.New(*from, *to, *keep, logger)
+	if err == nil && *statusFile != "" {
+		p.FlanneldReady = reportsReady(*statusFile)
+	}
+	return p, *statusFile, err
+}
+
+// reportsReady tells whether the launcher's status file at path says that flanneld is ready.
+func reportsReady(path string) func() bool {
+	return func() bool {
+		s, err := status.Read(path)
+		return err == nil && s.State == status.Ready
+	}
 }
 
 // restore is `subnet-publisher restore`: exit 0 whether or not it restored, 1 when it could not.

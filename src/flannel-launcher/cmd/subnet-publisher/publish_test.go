@@ -62,7 +62,7 @@ var _ = Describe("subnet-publisher", func() {
 
 	It("publishes what flanneld writes, for docker's job to source, until a stop signal, and leaves the copy", func() {
 		session := start("--from", from, "--to", to)
-		Eventually(session.Err).Should(gbytes.Say(`INFO - starting: version=dev from=` + from + ` to=` + to + ` keep=\n`))
+		Eventually(session.Err).Should(gbytes.Say(`INFO - starting: version=dev from=` + from + ` to=` + to + ` keep= status=\n`))
 		flanneldWrites(flanneldWrote)
 		Eventually(published).Should(Equal(flanneldWrote))
 		Expect(sourced()).To(Equal("--mtu=1450 --bridge-cidr=198.18.3.1/24\n"))
@@ -115,6 +115,26 @@ var _ = Describe("subnet-publisher", func() {
 		Eventually(stale).Should(gexec.Exit(1))
 		Expect(stale.Err).To(gbytes.Say(`ERROR - Not restoring '` + to + `': The kept subnet file '` + keep + `' was last current 2h0m0s ago`))
 		Expect(to).NotTo(BeAnExistingFile())
+	})
+
+	It("keeps a copy of an old flanneld file only while the launcher's status file reports flanneld ready", func() {
+		dir := filepath.Dir(marker)
+		keep, statusFile := filepath.Join(dir, "data", "subnet.env"), filepath.Join(dir, "status.json")
+		flanneldWrites(flanneldWrote)
+		old := time.Now().Add(-2 * time.Hour)
+		Expect(os.Chtimes(from, old, old)).To(Succeed()) // written by a flanneld that has crashed since
+
+		Expect(os.WriteFile(statusFile, []byte(`{"state": "failed", "reason": "flanneld exited with status 1"}`), 0o600)).To(Succeed())
+		session := start("--from", from, "--to", to, "--keep", keep, "--status", statusFile)
+		Eventually(session.Err).Should(gbytes.Say(`status=` + statusFile + `\n`))
+		Eventually(published).Should(Equal(flanneldWrote))
+		Expect(keep).NotTo(BeAnExistingFile())
+		session.Terminate()
+		Eventually(session).Should(gexec.Exit(0))
+
+		Expect(os.WriteFile(statusFile, []byte(`{"state": "ready", "flanneld_pid": 7}`), 0o600)).To(Succeed())
+		start("--from", from, "--to", to, "--keep", keep, "--status", statusFile)
+		Eventually(func() ([]byte, error) { return os.ReadFile(keep) }).Should(BeEquivalentTo(flanneldWrote))
 	})
 
 	DescribeTable("exits 2 on a usage error, before it touches anything",
