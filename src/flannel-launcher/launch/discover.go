@@ -16,6 +16,7 @@ import (
 type discovery struct {
 	aliasIPs   []net.IP
 	memberURLs []string
+	pod        netconfig.PodNetwork // of the network config flanneld starts on; zero when it does not read as one
 }
 
 // discover retries attempts with capped, jittered backoff until one succeeds, one fails for good, or ctx ends.
@@ -78,39 +79,43 @@ func (l Launcher) attempt(ctx context.Context, cluster *members.Cluster, n int) 
 	if _, err := pass.CheckServerCerts(ctx, ips); err != nil {
 		return discovery{}, &RetryError{Attempt: n, Err: err}
 	}
-	urls, err := l.membersAndNetwork(ctx, pass)
+	found, err := l.membersAndNetwork(ctx, pass)
 	if err != nil {
 		return discovery{}, &RetryError{Attempt: n, Err: err}
 	}
-	return discovery{aliasIPs: ips, memberURLs: urls}, nil
+	found.aliasIPs = ips
+	return found, nil
 }
 
 // membersAndNetwork runs on the pass's connections, which are closed before flanneld starts: the member list
 // and the probes first, then kubo's leases are imported (their versions tell whether etcd can serve v2), so that
 // no launcher starts flanneld on a network config before they are in v3, then the network config.
-func (l Launcher) membersAndNetwork(ctx context.Context, pass *members.Pass) ([]string, error) {
+func (l Launcher) membersAndNetwork(ctx context.Context, pass *members.Pass) (discovery, error) {
 	list, err := pass.Members(ctx)
 	if err != nil {
-		return nil, err
+		return discovery{}, err
 	}
 	client, err := pass.Client()
 	if err != nil {
-		return nil, err
+		return discovery{}, err
 	}
 	if err := l.importV2(ctx, pass, client, list); err != nil {
-		return nil, err
+		return discovery{}, err
 	}
 	network := l.Config.Network
 	enforce := netconfig.Enforcement{On: network.Enforce, Record: netconfig.Record{Path: network.EnforceRecord}}
-	if _, err := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger); err != nil {
-		return nil, bosherr.WrapError(err, "Ensuring the network config")
+	result, err := netconfig.Ensure(ctx, client, l.Config.Etcd.NetworkConfigKey(), network.Desired(), enforce, l.Logger)
+	if err != nil {
+		return discovery{}, bosherr.WrapError(err, "Ensuring the network config")
 	}
 	l.keepVTEP(ctx, client)
-	urls := members.HealthyURLs(list)
-	if len(urls) == 0 {
+	found := discovery{memberURLs: members.HealthyURLs(list)}
+	if len(found.memberURLs) == 0 {
 		l.Logger.Warn(logTag, "no member is healthy from here, flanneld gets the alias only: members=%d", len(list))
 	}
-	return urls, nil
+	// A stored config that does not read as a pod network is flanneld's to refuse, in its own words.
+	found.pod, _ = netconfig.PodNetworkOf(result.Effective())
+	return found, nil
 }
 
 // backoff doubles from timing.backoff_initial up to timing.backoff_max, jittered, for DNS and etcd alike.

@@ -20,6 +20,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/config"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/flanneld"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/keepalive"
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/publisher"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/resolve"
 	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/status"
@@ -95,7 +96,7 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 		Stopping: func(sig os.Signal) { l.Status.Stopped(fmt.Sprintf("stop signal (%s) passed on to flanneld", sig)) },
 		Started: func(pid int) {
 			l.Status.FlanneldStarted(pid, fmt.Sprintf("waiting for flanneld to write its subnet file '%s'", subnetFile.Path))
-			alongside.Go(func() { l.awaitSubnetFile(ctx, subnetFile) })
+			alongside.Go(func() { l.awaitSubnetFile(ctx, subnetFile, found.pod) })
 			l.watchSockets(ctx, &alongside, pid)
 			// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client,
 			// TLS) back now, after flanneld's start rather than before it. From here on the live heap is small
@@ -126,8 +127,9 @@ func (l Launcher) reportEnd(err error) {
 // awaitSubnetFile reports ready once flanneld has written its subnet file (it does once its lease, routes and
 // rules are in place) and the job's subnet-publisher has published it for docker's job and the CNI plugin.
 // The CNI bridge follows the new subnet only then (and for the rest of the run): a pod made before would take
-// the old subnet from the copy, and put its gateway back on the bridge.
-func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.SubnetFile) {
+// the old subnet from the copy, and put its gateway back on the bridge. A file of another pod network than the
+// network config flanneld was started on is never reported ready, and the bridge is left alone.
+func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.SubnetFile, pod netconfig.PodNetwork) {
 	ticks := l.Clock.Ticks(ctx, subnetFilePoll)
 	for !subnetFile.Written() {
 		if !next(ctx, ticks) {
@@ -136,6 +138,11 @@ func (l Launcher) awaitSubnetFile(ctx context.Context, subnetFile flanneld.Subne
 	}
 	env, published := l.awaitPublished(ctx, ticks, subnetFile.Path)
 	if !published {
+		return
+	}
+	if err := l.onPodNetwork(subnetFile.Path, env, pod); err != nil {
+		l.Logger.Error(logTag, "%s", err)
+		l.Status.Waiting(err.Error())
 		return
 	}
 	ready := func() {
@@ -171,6 +178,17 @@ func (l Launcher) awaitPublished(ctx context.Context, ticks <-chan time.Time, pa
 			return subnetenv.Env{}, false
 		}
 	}
+}
+
+// onPodNetwork fails when the subnet file's network or subnet length is not the pod network's; a zero pod
+// network (a stored config that did not read as one) is not checked.
+func (l Launcher) onPodNetwork(path string, env subnetenv.Env, pod netconfig.PodNetwork) error {
+	if pod == (netconfig.PodNetwork{}) || env.Network == pod.Network && env.Subnet.Bits() == pod.SubnetLen {
+		return nil
+	}
+	return bosherr.Errorf("flanneld's subnet file '%s' gives subnet %s of network %s, but the network config at '%s' that "+
+		"flanneld was started on is %s: the launcher does not report ready; restart the job once that config is settled",
+		path, env.Subnet, env.Network, l.Config.Etcd.NetworkConfigKey(), pod)
 }
 
 // next waits for the next tick; false when ctx ended first.

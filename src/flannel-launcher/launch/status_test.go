@@ -121,6 +121,35 @@ var _ = Describe("the run's status", func() {
 		Expect(cfg.Flanneld.PublishedSubnetFile).NotTo(BeAnExistingFile())
 	})
 
+	// flanneld writes its file from the network config it reads at its start; the launcher read it just before.
+	DescribeTable("does not report ready on a subnet file of another pod network than the config flanneld started on",
+		func(wrote string, reason string) {
+			publish()
+			runInBackground(launcher(false, record.SubnetFileEnv+"="+wrote), stop)
+			offNetwork := SatisfyAll(HaveField("State", status.Starting), HaveField("Reason", "flanneld's subnet file '"+
+				cfg.Flanneld.SubnetFile+"' gives "+reason+", but the network config at '"+cfg.Etcd.NetworkConfigKey()+
+				"' that flanneld was started on is 198.18.0.0/16 in /24 subnets: the launcher does not report ready; "+
+				"restart the job once that config is settled"))
+			Eventually(current, 10*time.Second).Should(offNetwork)
+			Consistently(current, 500*time.Millisecond).Should(offNetwork)
+			Expect(logs).To(gbytes.Say(`ERROR - flanneld's subnet file '`))
+		},
+		Entry("another network", strings.ReplaceAll(flanneldWrote, "198.18.", "198.19."), "subnet 198.19.3.1/24 of network 198.19.0.0/16"),
+		Entry("a wider network", strings.Replace(flanneldWrote, "198.18.0.0/16", "198.18.0.0/15", 1), "subnet 198.18.3.1/24 of network 198.18.0.0/15"),
+		Entry("another subnet length", strings.Replace(flanneldWrote, "3.1/24", "3.1/25", 1), "subnet 198.18.3.1/25 of network 198.18.0.0/16"),
+	)
+
+	It("takes the network config that etcd holds, not the rendered one, for the pod network flanneld runs on", func() {
+		etcd, err := env.etcdClient(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		defer etcd.Close()
+		_, err = etcd.Put(context.Background(), cfg.Etcd.NetworkConfigKey(), `{"Network":"198.19.0.0/16","Backend":{"Type":"vxlan"}}`)
+		Expect(err).NotTo(HaveOccurred())
+		publish()
+		runInBackground(launcher(false, record.SubnetFileEnv+"="+strings.ReplaceAll(flanneldWrote, "198.18.", "198.19.")), stop)
+		Eventually(current, 10*time.Second).Should(HaveField("State", status.Ready))
+	})
+
 	It("says why it retries while the alias has no answer", func() {
 		dnsServer.Remove(cluster.Alias)
 		runInBackground(launcher(true), stop)

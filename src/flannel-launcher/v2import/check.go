@@ -9,19 +9,15 @@ import (
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
 )
 
 // checked is the part of the v2 data that can go into v3, and why the rest cannot.
 type checked struct {
-	config  netConfig // of the v2 network config
+	config  netconfig.PodNetwork // of the v2 network config
 	leases  []lease
 	leftOut []string // "<key>: <reason>"
-}
-
-// netConfig is what the import needs of a network config.
-type netConfig struct {
-	network   netip.Prefix
-	subnetLen int // SubnetLen, or flannel's default for a config without one
 }
 
 // lease is a v2 lease that reads as flannel's.
@@ -41,7 +37,7 @@ const maxTTL = 24 * 60 * 60
 // subnet key inside it of the config's subnet length, overlapping no other lease, attributes naming the node's
 // address, a TTL. Without a usable config nothing is imported: the leases cannot be checked against a network.
 func check(data Data, prefix string) (checked, error) {
-	config, err := networkOf(data.Config)
+	config, err := netconfig.PodNetworkOf(data.Config)
 	if err != nil {
 		return checked{}, bosherr.WrapErrorf(err, "The network config at '%s/config' in the v2 store", prefix)
 	}
@@ -72,8 +68,8 @@ func (c *checked) keep(leases []lease) {
 		switch {
 		case overlaps[l.Key] != "":
 			c.leaveOut(l.Key, overlaps[l.Key])
-		case l.subnet.Bits() != c.config.subnetLen:
-			c.leaveOut(l.Key, fmt.Sprintf("subnet %s is not a /%d, the network config's subnet length", l.subnet, c.config.subnetLen))
+		case l.subnet.Bits() != c.config.SubnetLen:
+			c.leaveOut(l.Key, fmt.Sprintf("subnet %s is not a /%d, the network config's subnet length", l.subnet, c.config.SubnetLen))
 		default:
 			c.leases = append(c.leases, l)
 		}
@@ -105,43 +101,13 @@ func overlapping(leases []lease) map[string]string {
 	return reasons
 }
 
-func networkOf(config []byte) (netConfig, error) {
-	if config == nil {
-		return netConfig{}, bosherr.Error("is absent")
-	}
-	var fields struct {
-		Network   string
-		SubnetLen int
-	}
-	if err := json.Unmarshal(config, &fields); err != nil {
-		return netConfig{}, bosherr.WrapErrorf(err, "is not JSON: %q", config)
-	}
-	network, err := netip.ParsePrefix(fields.Network)
-	if err != nil || !network.Addr().Is4() {
-		return netConfig{}, bosherr.Errorf("has no IPv4 Network: %q", config)
-	}
-	return netConfig{network: network.Masked(), subnetLen: subnetLen(fields.SubnetLen, network.Bits())}, nil
-}
-
-// subnetLen is a config's SubnetLen, or for none what flannel (0.12 and 0.28 alike) takes: a /24 in a network of
-// /22 or wider, else a quarter of the network.
-func subnetLen(configured, networkBits int) int {
-	switch {
-	case configured != 0:
-		return configured
-	case networkBits <= 22:
-		return 24
-	}
-	return networkBits + 2
-}
-
 // read checks one lease, all but its length, and caps its TTL.
 func (c checked) read(l Lease, prefix string) (lease, error) {
 	subnet, err := SubnetOf(l.Key, prefix)
 	if err != nil {
 		return lease{}, err
 	}
-	network := c.config.network
+	network := c.config.Network
 	if !network.Contains(subnet.Addr()) || subnet.Bits() <= network.Bits() {
 		return lease{}, bosherr.Errorf("subnet %s is not inside the network %s", subnet, network)
 	}

@@ -12,6 +12,8 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 	boshlog "github.com/cloudfoundry/bosh-utils/logger"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/netconfig"
 )
 
 // Result is what Import copied.
@@ -81,14 +83,14 @@ func copyLacking(ctx context.Context, client Client, prefix string, desired []by
 
 // fits fails unless the v2 network config is flanneld's (v3's) in network and subnet length: flanneld 0.28 counts
 // only the subnet addresses of the leases as taken, so it could hand out a subnet inside a lease of another length.
-func fits(v2, v3 netConfig) error {
+func fits(v2, v3 netconfig.PodNetwork) error {
 	switch {
-	case v2.network != v3.network:
+	case v2.Network != v3.Network:
 		return bosherr.Errorf("The v2 network config names %s, flanneld's (in v3 or to be written) %s; "+
-			"the v2 leases would be outside it", v2.network, v3.network)
-	case v2.subnetLen != v3.subnetLen:
+			"the v2 leases would be outside it", v2.Network, v3.Network)
+	case v2.SubnetLen != v3.SubnetLen:
 		return bosherr.Errorf("The v2 network config gives /%d subnets, flanneld's (in v3 or to be written) /%d; "+
-			"the v2 leases would not be flanneld's", v2.subnetLen, v3.subnetLen)
+			"the v2 leases would not be flanneld's", v2.SubnetLen, v3.SubnetLen)
 	}
 	return nil
 }
@@ -98,7 +100,7 @@ func fits(v2, v3 netConfig) error {
 const maxAttempts = 5
 
 type v3State struct {
-	config  netConfig
+	config  netconfig.PodNetwork
 	keys    map[string]bool
 	nodes   map[string]bool         // PublicIPs that hold a v3 lease
 	subnets map[string]netip.Prefix // key: the subnet of each v3 lease
@@ -114,7 +116,7 @@ func readV3(ctx context.Context, kv clientv3.KV, prefix string, desired []byte) 
 	if len(resp.Kvs) > 0 {
 		config = resp.Kvs[0].Value
 	}
-	network, err := networkOf(config)
+	network, err := netconfig.PodNetworkOf(config)
 	if err != nil {
 		return v3State{}, bosherr.WrapError(err, "The v3 network config (or the desired one)")
 	}
