@@ -22,6 +22,12 @@ const ReaperTick = 500 * time.Millisecond
 // flanneld's connections to it are destroyed 1.5 to 2 s after the cut, and two nudges have gone unanswered.
 const DeadAfter = 3
 
+// DeadAfterTCPOnly is DeadAfter for a peer that answers no echo (ICMP filtered between the VMs) but whose kernel
+// has answered a nudge: with the nudges alone as evidence, seven in a row must go unanswered. At 5 % loss each
+// way about one nudge in ten goes unanswered, so seven in a row by chance is about 1 in 10^7; the cut is found
+// 3.5 to 4 s after it.
+const DeadAfterTCPOnly = 8
+
 // Reaper is the fallback for when the kernel refuses the Tuner's pidfd calls (bpm's seccomp profile for jobs
 // that are not privileged). It needs only CAP_NET_RAW and CAP_NET_ADMIN, which the flanneld job has. On each
 // tick it sends one ICMP (or ICMPv6) echo request to every peer that the process holds a TCP connection to on
@@ -31,7 +37,8 @@ const DeadAfter = 3
 // that misses DeadAfter echoes in a row with no ACK on any connection since is dead: the Reaper destroys the
 // connections (SOCK_DESTROY, as `ss -K`), and flanneld's etcd client reconnects through the other endpoints.
 // It sends nothing to etcd. A peer that has answered no echo since flanneld's current connections to it were
-// made is never judged dead. Not safe for concurrent use.
+// made, and whose kernel has answered none of the nudges either, is never judged dead. Where ICMP is filtered, a
+// peer that answers nudges is judged by them alone, after DeadAfterTCPOnly ticks. Not safe for concurrent use.
 type Reaper struct {
 	pid, port int
 	logger    boshlog.Logger
@@ -46,8 +53,10 @@ type Reaper struct {
 // were made: when those are replaced (new cookies), whatever was learned goes with them.
 type peer struct {
 	conns       []conn    // as of the last tick
-	answered    bool      // an echo, since: only such a peer is ever judged dead
+	answered    bool      // an echo, since
+	acked       bool      // an ACK on a connection after a missed echo, since: the peer is judged by TCP alone
 	misses      int       // echoes in a row without an answer
+	unanswered  int       // echoes without an answer, in all, while it has answered none
 	sentAt      time.Time // when the last echo went out; zero when none is awaited
 	silentSince time.Time // when the first of the missed echoes went out
 }
@@ -193,10 +202,14 @@ func (r *Reaper) count(addr netip.Addr, p *peer, answered bool) {
 			p.silentSince = p.sentAt
 		}
 		p.misses++
+		if !p.answered {
+			p.unanswered++
+		}
 	}
-	if !p.answered && p.misses >= DeadAfter && r.once(addr, "filtered") {
-		r.logger.Warn(logTag, "Peer %s has answered none of %d ICMP echoes (filtered?): the fallback cannot tell "+
-			"when it dies; pid %d's connections to it on port %d are left to the kernel's timeouts", addr, p.misses, r.pid, r.port)
+	if !p.answered && p.unanswered >= DeadAfter && r.once(addr, "filtered") {
+		r.logger.Warn(logTag, "Peer %s has answered none of %d ICMP echoes (filtered?): it is judged by its TCP answers "+
+			"alone; pid %d's connections to it on port %d are destroyed should %d nudges in a row find no ACK, once one "+
+			"has found one", addr, p.unanswered, r.pid, r.port, DeadAfterTCPOnly-1)
 	}
 }
 
@@ -224,9 +237,10 @@ type judgment struct {
 }
 
 // judge reads the kernel's TCP state of the connections to a peer that has missed an echo. Any ACK received
-// since the first missed echo went out clears it. Without that state there is no verdict but alive.
+// since the first missed echo went out clears it. Without that state there is no verdict but alive. A peer that
+// has shown neither an echo nor an ACK since its connections were made is never dead.
 func (r *Reaper) judge(addr netip.Addr, p *peer, conns []conn) (judgment, error) {
-	if p.misses == 0 || !p.answered {
+	if p.misses == 0 {
 		return judgment{verdict: alive}, nil
 	}
 	state, open, err := readTCPState(conns, p.silentSince)
@@ -240,9 +254,9 @@ func (r *Reaper) judge(addr netip.Addr, p *peer, conns []conn) (judgment, error)
 				"an ACK since (%s): it is alive; judged by its TCP answers while it misses echoes", addr, p.misses, r.pid, r.port, state)
 		}
 		r.logger.Debug(logTag, "Peer %s alive by TCP after %d missed echo(es): %s", addr, p.misses, state)
-		p.misses = 0
+		p.misses, p.acked = 0, true
 		return judgment{verdict: alive, tcp: state}, nil
-	case p.misses >= DeadAfter:
+	case p.answered && p.misses >= DeadAfter, !p.answered && p.acked && p.misses >= DeadAfterTCPOnly:
 		return judgment{verdict: dead, tcp: state}, nil
 	}
 	return judgment{verdict: unsure, tcp: state, open: open}, nil
@@ -251,6 +265,10 @@ func (r *Reaper) judge(addr netip.Addr, p *peer, conns []conn) (judgment, error)
 func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpState) (int, error) {
 	r.logger.Warn(logTag, "Peer %s missed %d ICMP echoes in a row and pid %d's %d connection(s) to it on port %d "+
 		"received no ACK since the first (%s): destroying them", addr, p.misses, r.pid, len(conns), r.port, state)
+	if !p.answered {
+		r.logger.Warn(logTag, "Peer %s was judged by TCP alone: it answered no ICMP echo since pid %d's connections to it "+
+			"were made", addr, r.pid)
+	}
 	destroyed := 0
 	var failures []error
 	for _, c := range conns {
