@@ -1,12 +1,15 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/termtext"
 )
 
 // decode fills target from data key by key, so that every unknown key and every value of the wrong type is
@@ -59,19 +62,26 @@ func describe(err error, field reflect.Value, raw json.RawMessage) string {
 	return fmt.Sprintf("must be %s, got %s", kinds[field.Kind()], excerpt(raw))
 }
 
+// excerpt is the start of a JSON value on one line: compacted, so that the newlines and tabs between its tokens
+// go, cut at 40 characters, and escaped as termtext does (a string may hold U+0085 or U+2028 as they are).
 func excerpt(raw json.RawMessage) string {
+	var compact bytes.Buffer
 	s := strings.TrimSpace(string(raw))
-	if len(s) > 40 {
-		s = s[:40] + "..."
+	if json.Compact(&compact, raw) == nil {
+		s = compact.String()
 	}
-	return s
+	if runes := []rune(s); len(runes) > 40 {
+		s = string(runes[:40]) + "..."
+	}
+	return termtext.Escape(s)
 }
 
+// joinPath names a key for a problem; the key is escaped, as it may hold any character.
 func joinPath(path, key string) string {
 	if path == "" {
-		return key
+		return termtext.Escape(key)
 	}
-	return path + "." + key
+	return path + "." + termtext.Escape(key)
 }
 
 func nameOr(path, fallback string) string {

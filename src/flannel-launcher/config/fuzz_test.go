@@ -20,6 +20,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"etcd":{"alias":"e.x","prefix":"/a\u0000b","ca_file":"/a","cert_file":"/b","key_file":"/c"},` +
 		`"network":{"cidr":"10.200.0.0/16"},"flanneld":{"iface":"e\u0085","path":"/f\u007f"}}`))
 	f.Add([]byte(`{"etcd":{"alias":"e\n.x"}}`))
+	f.Add([]byte("[\n]")) // CI's fuzz run found it: the excerpt kept the newline
+	f.Add([]byte("{\"timing\": [1,\n\t2]}"))
+	f.Add([]byte("{\"etcd\": \"\u2028\u0085\"}"))     // line separators that JSON lets a string hold as they are
+	f.Add([]byte(`{"etcd":{"\u001b[31m":1},"\b":2}`)) // the fuzz run found keys named in problems unescaped
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := config.Parse(data)
 		var invalid *config.InvalidError
@@ -33,8 +37,8 @@ func FuzzParse(f *testing.F) {
 			}
 		case !errors.As(err, &invalid) || len(invalid.Problems) == 0:
 			t.Fatalf("error without problems: %v", err)
-		case slices.ContainsFunc(invalid.Problems, func(p string) bool { return strings.Contains(p, "\n") }):
-			t.Fatalf("a problem of more than one line: %q", invalid.Problems)
+		case slices.ContainsFunc(invalid.Problems, func(p string) bool { return strings.ContainsFunc(p, breaksLine) }):
+			t.Fatalf("a problem of more than one line, or with a control character: %q", invalid.Problems)
 		}
 	})
 }
@@ -44,4 +48,9 @@ func passedOn(cfg config.Config) []string {
 	e, f := cfg.Etcd, cfg.Flanneld
 	return []string{e.Prefix, e.CAFile, e.CertFile, e.KeyFile, cfg.DNS.ResolvConf, cfg.Network.EnforceRecord,
 		f.Path, f.Iface, f.SubnetFile, f.PublishedSubnetFile}
+}
+
+// breaksLine: a control character (a newline, a carriage return, NEL, an escape) or a line or paragraph separator.
+func breaksLine(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }
