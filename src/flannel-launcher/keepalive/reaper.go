@@ -47,6 +47,11 @@ type Reaper struct {
 	nudger    *nudger
 	peers     map[netip.Addr]*peer
 	said      map[saying]bool // what was logged about a peer once for the Reaper's life
+	// CannotDestroy, when set, is called instead of destroying the connections to a dead peer once the kernel has
+	// refused to destroy one (sockdiag.ErrCannotDestroy): the caller leaves the peer another way. Unset, the
+	// refusal is logged once and the connections keep the kernel's timeouts.
+	CannotDestroy func(peer netip.Addr, err error)
+	refused       error // the kernel's refusal, once it came
 }
 
 // peer is what the echoes and the kernel have shown of one address since flanneld's current connections to it
@@ -269,12 +274,18 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 		r.logger.Warn(logTag, "Peer %s was judged by TCP alone: it answered no ICMP echo since pid %d's connections to it "+
 			"were made", addr, r.pid)
 	}
+	if r.refused != nil {
+		return 0, r.leave(addr, r.refused)
+	}
 	destroyed := 0
 	var failures []error
 	for _, c := range conns {
 		r.table.forget(c)
 		err := sockdiag.Destroy(c.socket)
 		switch {
+		case errors.Is(err, sockdiag.ErrCannotDestroy):
+			r.refused = err
+			return destroyed, r.leave(addr, err)
 		case errors.Is(err, sockdiag.ErrGone):
 			r.logger.Info(logTag, "pid %d's connection %s -> %s had closed already", r.pid, c.socket.Local, c.socket.Remote)
 		case err != nil:
@@ -285,4 +296,17 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 		}
 	}
 	return destroyed, errors.Join(failures...)
+}
+
+// leave hands a dead peer to CannotDestroy, or says once that its connections keep the kernel's timeouts.
+func (r *Reaper) leave(addr netip.Addr, refusal error) error {
+	if r.CannotDestroy != nil {
+		r.CannotDestroy(addr, refusal)
+		return nil
+	}
+	if r.once(addr, "refused") {
+		r.logger.Error(logTag, "Peer %s is dead but its connections cannot be destroyed, they keep the kernel's "+
+			"timeouts: %s", addr, refusal)
+	}
+	return nil
 }

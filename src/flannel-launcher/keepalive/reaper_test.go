@@ -149,6 +149,25 @@ var _ = Describe("Reaper in network namespaces", func() {
 		Expect(strings.Count(string(reaper.Out.Contents()), "Destroyed")).To(Equal(1))
 	})
 
+	// The kernel refuses SOCK_DESTROY with EOPNOTSUPP when built without CONFIG_INET_DIAG_DESTROY, and with EPERM
+	// to a process without CAP_NET_ADMIN; this kernel has it, so the reaper runs here without the capability.
+	It("says once that a dead peer's connections cannot be destroyed when the kernel refuses, and touches nothing", func() {
+		etcd, other := net.JoinHostPort(serverIP, etcdPort), net.JoinHostPort(serverIP, otherPort)
+		startHolder([]string{"ip", "netns", "exec", serverNS}, "listen", etcd, other)
+		holder = startHolder([]string{"ip", "netns", "exec", client}, "dial", etcd, other)
+		reaper = startReaper(client, holder.Command.Process.Pid, "setpriv", "--bounding-set=-net_admin", "--inh-caps=-net_admin")
+		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
+
+		blackHole(serverNS)
+
+		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`ERROR - Peer %s is dead but its connections cannot be destroyed, `+
+			`they keep the kernel's timeouts: Destroying the TCP connection \S+ -> %s \(SOCK_DESTROY\): the kernel destroys no `+
+			`socket for this process .*: operation not permitted`, serverIP, regexp.QuoteMeta(etcd)))
+		Consistently(holder, 3*time.Second).ShouldNot(gbytes.Say("closed"))
+		Expect(strings.Count(string(reaper.Out.Contents()), "cannot be destroyed")).To(Equal(1))
+		Expect(reaper.Out.Contents()).NotTo(ContainSubstring("Watching pid"), "the refusal was retried as a failure")
+	})
+
 	// An IaaS security group without ICMP between the VMs: the echoes never come back, and the Reaper judges
 	// the peer by its kernel's answers to the nudges alone (DeadAfterTCPOnly).
 	Describe("with the peer's ICMP filtered from the start", func() {

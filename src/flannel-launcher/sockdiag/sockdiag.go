@@ -12,6 +12,7 @@ package sockdiag
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/netip"
 	"unsafe"
 
@@ -32,6 +33,11 @@ type Socket struct {
 
 // ErrGone says that the socket has closed since it was listed; another may hold its addresses now.
 var ErrGone = errors.New("the socket has closed since it was listed")
+
+// ErrCannotDestroy says that the kernel destroys no socket for this process: it was built without
+// CONFIG_INET_DIAG_DESTROY (EOPNOTSUPP), or the process lacks CAP_NET_ADMIN (EPERM). Asking again will not help.
+var ErrCannotDestroy = errors.New("the kernel destroys no socket for this process (a kernel without " +
+	"CONFIG_INET_DIAG_DESTROY, or no CAP_NET_ADMIN)")
 
 // DumpTCP lists the TCP sockets of one family (unix.AF_INET or unix.AF_INET6) in the network namespace.
 func DumpTCP(family uint8) ([]Socket, error) {
@@ -69,6 +75,10 @@ func Destroy(s Socket) error {
 	request := nl.NewNetlinkRequest(nl.SOCK_DESTROY, unix.NLM_F_ACK)
 	request.AddData(oneSocket{socket: s})
 	_, err := request.Execute(unix.NETLINK_INET_DIAG, 0)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPERM) {
+		// fmt, not bosherr: bosh-utils' errors do not unwrap, and callers test for ErrCannotDestroy.
+		return fmt.Errorf("Destroying the TCP connection %s -> %s (SOCK_DESTROY): %w: %w", s.Local, s.Remote, ErrCannotDestroy, err)
+	}
 	return failure(err, "Destroying the TCP connection %s -> %s (SOCK_DESTROY)", s)
 }
 
