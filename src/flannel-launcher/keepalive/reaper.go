@@ -47,11 +47,7 @@ type Reaper struct {
 	nudger    *nudger
 	peers     map[netip.Addr]*peer
 	said      map[saying]bool // what was logged about a peer once for the Reaper's life
-	// CannotDestroy, when set, is called instead of destroying the connections to a dead peer once the kernel has
-	// refused to destroy one (sockdiag.ErrCannotDestroy): the caller leaves the peer another way. Unset, the
-	// refusal is logged once and the connections keep the kernel's timeouts.
-	CannotDestroy func(peer netip.Addr, err error)
-	refused       error // the kernel's refusal, once it came
+	refused   error           // the kernel's refusal to destroy a socket (sockdiag.ErrCannotDestroy), once it came
 }
 
 // peer is what the echoes and the kernel have shown of one address since flanneld's current connections to it
@@ -275,7 +271,8 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 			"were made", addr, r.pid)
 	}
 	if r.refused != nil {
-		return 0, r.leave(addr, r.refused)
+		r.leave(addr, r.refused)
+		return 0, nil
 	}
 	destroyed := 0
 	var failures []error
@@ -285,7 +282,8 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 		switch {
 		case errors.Is(err, sockdiag.ErrCannotDestroy):
 			r.refused = err
-			return destroyed, r.leave(addr, err)
+			r.leave(addr, err)
+			return destroyed, nil
 		case errors.Is(err, sockdiag.ErrGone):
 			r.logger.Info(logTag, "pid %d's connection %s -> %s had closed already", r.pid, c.socket.Local, c.socket.Remote)
 		case err != nil:
@@ -298,15 +296,10 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 	return destroyed, errors.Join(failures...)
 }
 
-// leave hands a dead peer to CannotDestroy, or says once that its connections keep the kernel's timeouts.
-func (r *Reaper) leave(addr netip.Addr, refusal error) error {
-	if r.CannotDestroy != nil {
-		r.CannotDestroy(addr, refusal)
-		return nil
-	}
+// leave says once that a dead peer's connections keep the kernel's timeouts: the kernel destroys none here.
+func (r *Reaper) leave(addr netip.Addr, refusal error) {
 	if r.once(addr, "refused") {
 		r.logger.Error(logTag, "Peer %s is dead but its connections cannot be destroyed, they keep the kernel's "+
 			"timeouts: %s", addr, refusal)
 	}
-	return nil
 }
