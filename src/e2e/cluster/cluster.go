@@ -24,6 +24,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/master"
 	"github.com/flannel-dns/flannel-dns/src/e2e/network"
 	"github.com/flannel-dns/flannel-dns/src/e2e/pods"
+	"github.com/flannel-dns/flannel-dns/src/e2e/stemcell"
 	"github.com/flannel-dns/flannel-dns/src/e2e/vm"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
@@ -138,6 +139,8 @@ type Cluster struct {
 	extraOps   []string
 	Prober     *pods.Prober
 	podnet     string                // the command that runs CNI on a VM (cni.Build)
+	boot       string                // the program every process of a VM starts under (vm.BuildBoot)
+	stemcell   stemcell.Stemcell     // the lane's stemcell line, with its sysctls
 	pods       map[string][]*cni.Pod // by worker name
 	launched   chan error            // the deploy that LaunchWorker started
 	adopted    bool                  // a Kubo deployment has been switched to flannel-dns (Adopt)
@@ -178,6 +181,12 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	if c.podnet, err = cni.Build(cfg.Repo, cfg.WorkDir); err != nil {
+		return nil, err
+	}
+	if c.boot, err = vm.BuildBoot(cfg.Repo, cfg.WorkDir); err != nil {
+		return nil, err
+	}
+	if c.stemcell, err = stemcell.Load(cfg.Cache, cfg.Lane.Stemcell); err != nil {
 		return nil, err
 	}
 	c.net, err = network.New(network.Prefix(), gateway)

@@ -19,7 +19,6 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/director"
 	"github.com/flannel-dns/flannel-dns/src/e2e/manifest"
 	"github.com/flannel-dns/flannel-dns/src/e2e/master"
-	"github.com/flannel-dns/flannel-dns/src/e2e/stemcell"
 	"github.com/flannel-dns/flannel-dns/src/e2e/vm"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
@@ -251,11 +250,7 @@ func (c *Cluster) bootVM(group string, index int, addr netip.Addr) (*vm.VM, *age
 		return nil, nil, err
 	}
 	c.disks++
-	line, err := stemcell.Line(c.cfg.Lane.Stemcell)
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := vm.New(host, filepath.Join(c.cfg.WorkDir, "vms", fmt.Sprintf("%s-%s-%d", name, addr, c.disks)), line)
+	v, err := vm.New(host, filepath.Join(c.cfg.WorkDir, "vms", fmt.Sprintf("%s-%s-%d", name, addr, c.disks)), c.stemcell, c.boot)
 	if err != nil {
 		return nil, nil, err
 	}

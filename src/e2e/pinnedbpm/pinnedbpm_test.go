@@ -34,11 +34,15 @@ const (
 	capSysResource = 24
 	// errno 1: what bpm's seccomp profile answers for a system call it does not allow.
 	eperm = "1"
+	// errnos 38 and 97: a kernel without the call; a kernel booted with ipv6.disable=1, for socket(AF_INET6).
+	enosys       = "38"
+	eafnosupport = "97"
 )
 
 var (
 	cache string
 	probe string
+	boot  string
 	vcap  *user.User
 	vms   *network.Network
 )
@@ -64,6 +68,8 @@ var _ = BeforeSuite(func() {
 	}
 	Expect(network.SweepLeftovers()).To(Succeed())
 	Expect(vm.SweepLeftovers()).To(Succeed())
+	boot, err = gexec.Build("github.com/flannel-dns/flannel-dns/src/e2e/cmd/vmboot")
+	Expect(err).NotTo(HaveOccurred())
 	probe, err = gexec.BuildWithEnvironment("github.com/flannel-dns/flannel-dns/src/e2e/pinnedbpm/testdata/probe",
 		[]string{"CGO_ENABLED=0"})
 	Expect(err).NotTo(HaveOccurred())
@@ -85,6 +91,16 @@ var _ = Describe("the bpm that kubo-deployment pins, with the runc it shipped", 
 				Expect(out).To(HavePrefix("runc version " + pin.runc + "\n"))
 			})
 
+			It("boots as xenial's kernel: no IPv6 socket, no pidfd_getfd (4.15 lacks it), the stemcell's sysctls", func() {
+				out, err := m.Run(probeBin, "-once")
+				Expect(err).NotTo(HaveOccurred())
+				report := parseReport(out)
+				Expect(report).To(HaveKeyWithValue("socket_inet6", eafnosupport))
+				Expect(report).To(HaveKeyWithValue("pidfd_getfd", enosys))
+				Expect(report).To(HaveKeyWithValue("tcp_keepalive_time", "120"))
+				Expect(m.Run("sysctl", "-n", "net.ipv4.conf.all.rp_filter", "net.ipv4.tcp_keepalive_probes")).To(Equal("1\n8\n"))
+			})
+
 			It("runs a job like flanneld's as vcap with NET_ADMIN and NET_RAW only, and refuses it pidfd_getfd", func() {
 				report := m.cycle("flanneld")
 				Expect(report).To(HaveKeyWithValue("uid", vcap.Uid))
@@ -93,6 +109,8 @@ var _ = Describe("the bpm that kubo-deployment pins, with the runc it shipped", 
 				Expect(report).To(HaveKeyWithValue("NoNewPrivs", "1"))
 				Expect(report).To(HaveKeyWithValue("Seccomp", "2"))
 				Expect(report).To(HaveKeyWithValue("pidfd_getfd", eperm))
+				Expect(report).To(HaveKeyWithValue("socket_inet6", eafnosupport))
+				Expect(report).To(HaveKeyWithValue("tcp_keepalive_time", "120"))
 				Expect(report).To(HaveKeyWithValue("write:/var/vcap/data/flanneld", "ok"))
 				Expect(report).To(HaveKeyWithValue("write:/var/vcap/sys/run/flanneld", "ok"))
 				Expect(report).To(HaveKeyWithValue("write:/run/flannel", ContainSubstring("read-only file system")))
@@ -128,7 +146,9 @@ type machine struct{ *vm.VM }
 func newMachine(version string, addr netip.Addr) *machine {
 	host, err := vms.AddHost("bpm-"+strings.ReplaceAll(version, ".", "-"), addr)
 	Expect(err).NotTo(HaveOccurred())
-	v, err := vm.New(host, GinkgoT().TempDir(), stemcell.Lines["ubuntu-xenial-97.x"])
+	line, err := stemcell.Load(cache, "ubuntu-xenial-97.x")
+	Expect(err).NotTo(HaveOccurred())
+	v, err := vm.New(host, GinkgoT().TempDir(), line, boot)
 	Expect(err).NotTo(HaveOccurred())
 	m := &machine{v}
 	DeferCleanup(func() { Expect(m.Destroy()).To(Succeed()) })
@@ -222,8 +242,12 @@ func (m *machine) cycle(job string) map[string]string {
 func (m *machine) report(job string) map[string]string {
 	Eventually(func() string { return m.log(job, "stdout") }).WithTimeout(10*time.Second).
 		Should(ContainSubstring("ready\n"), "stderr: %s", m.log(job, "stderr"))
+	return parseReport(m.log(job, "stdout"))
+}
+
+func parseReport(out string) map[string]string {
 	report := map[string]string{}
-	for _, line := range strings.Split(m.log(job, "stdout"), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if key, value, ok := strings.Cut(line, " "); ok {
 			report[key] = value
 		}

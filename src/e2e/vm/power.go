@@ -12,7 +12,8 @@ import (
 // PowerOff is what a power cut, and the boot after it, take from the VM before anything starts again: every
 // process killed with SIGKILL (no clean-up runs), what lives in memory gone (/run, /var/vcap/sys/run), and
 // the network state that no boot script restores: every interface but lo, eth0 (the VM's NIC) and keep, the
-// addresses added to lo, the packet filter rules, IP forwarding and bridge netfilter back at their defaults.
+// addresses added to lo, the packet filter rules, IP forwarding and bridge netfilter back at their defaults, and
+// the stemcell's sysctls applied again.
 func (v *VM) PowerOff(keep ...string) error {
 	if err := v.KillAll(); err != nil {
 		return err
@@ -33,7 +34,7 @@ func (v *VM) PowerOff(keep ...string) error {
 			return err
 		}
 	}
-	return nil
+	return v.applySysctls() // the boot's, again
 }
 
 func (v *VM) deleteLinks(keep []string) error {

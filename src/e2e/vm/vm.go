@@ -39,6 +39,8 @@ type VM struct {
 	Root     string
 	Stemcell stemcell.Stemcell
 
+	boot string // src/e2e/cmd/vmboot, under which every process of the VM starts (BuildBoot)
+
 	mountNS string
 	cgroup  *cgroup
 
@@ -97,10 +99,11 @@ done`
 // dpkg is the stand-in's file, beside the VM's disk.
 func (v *VM) dpkg() string { return filepath.Join(v.Root, "dpkg") }
 
-// New lays out root as the disk of a VM of stemcell line sc, /var/vcap as its agent makes it, and creates
-// its mount namespace and cgroup.
-func New(host *network.Host, root string, sc stemcell.Stemcell) (*VM, error) {
-	v := &VM{Host: host, Root: root, Stemcell: sc, mountNS: mountNSFile(host.Namespace), procs: map[string]*exec.Cmd{}}
+// New lays out root as the disk of a VM of stemcell line sc, /var/vcap as its agent makes it, creates its
+// mount namespace and cgroup, and applies the stemcell's sysctls. Every process of the VM starts under boot
+// (BuildBoot).
+func New(host *network.Host, root string, sc stemcell.Stemcell, boot string) (*VM, error) {
+	v := &VM{Host: host, Root: root, Stemcell: sc, boot: boot, mountNS: mountNSFile(host.Namespace), procs: map[string]*exec.Cmd{}}
 	if err := v.layOut(); err != nil {
 		return nil, err
 	}
@@ -114,6 +117,10 @@ func New(host *network.Host, root string, sc stemcell.Stemcell) (*VM, error) {
 		return nil, err
 	}
 	if err := v.mount(); err != nil {
+		_ = v.Destroy()
+		return nil, err
+	}
+	if err := v.applySysctls(); err != nil {
 		_ = v.Destroy()
 		return nil, err
 	}
@@ -177,10 +184,12 @@ func (v *VM) BashEnv() string { return filepath.Join(v.Root, "bash_env") }
 // Path is where the VM's path p lives on the host (for /etc: only what the VM wrote itself).
 func (v *VM) Path(p string) string { return filepath.Join(v.Root, p) }
 
-// Command prepares args to run on the VM: in its namespaces and its cgroup, in a process group of its own.
+// Command prepares args to run on the VM: under its boot program, in its namespaces and its cgroup, in a process
+// group of its own.
 func (v *VM) Command(args ...string) *exec.Cmd {
-	full := append([]string{"--mount=" + v.mountNS, "--net=/run/netns/" + v.Namespace, "--"}, args...)
-	cmd := exec.Command("nsenter", full...)
+	full := append([]string{"-kernel", v.Stemcell.Kernel.String(),
+		"nsenter", "--mount=" + v.mountNS, "--net=/run/netns/" + v.Namespace, "--"}, args...)
+	cmd := exec.Command(v.boot, full...)
 	cmd.Env = append(os.Environ(), "BASH_ENV="+v.BashEnv())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: v.cgroup.fd()}
 	return cmd

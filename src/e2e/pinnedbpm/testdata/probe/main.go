@@ -1,5 +1,6 @@
 // probe is the process of the pinned-bpm suite's jobs: it reports what its container gives it, one "key value"
-// line each, writes a file into each directory it is given, prints "ready" and waits for SIGTERM.
+// line each, writes a file into each directory it is given, prints "ready" and waits for SIGTERM. With -once
+// it reports and exits.
 package main
 
 import (
@@ -27,6 +28,16 @@ func main() {
 	fmt.Printf("nofile %d\n", nofile.Max)
 	_, _, errno := syscall.Syscall(sysPidfdGetfd, ^uintptr(0), 0, 0)
 	fmt.Printf("pidfd_getfd %d\n", int(errno))
+	fd, err := syscall.Socket(syscall.AF_INET6, syscall.SOCK_DGRAM, 0)
+	if err == nil {
+		syscall.Close(fd)
+	}
+	fmt.Printf("socket_inet6 %d\n", errnoOf(err))
+	keepalive, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_keepalive_time")
+	fmt.Printf("tcp_keepalive_time %s\n", strings.TrimSpace(string(keepalive)))
+	if len(os.Args) > 1 && os.Args[1] == "-once" {
+		return
+	}
 	for _, dir := range os.Args[1:] {
 		result := "ok"
 		if err := os.WriteFile(filepath.Join(dir, "probe"), []byte("probe\n"), 0o600); err != nil {
@@ -39,4 +50,11 @@ func main() {
 	fmt.Println("ready")
 	<-term
 	fmt.Println("stopping")
+}
+
+func errnoOf(err error) int {
+	if errno, ok := err.(syscall.Errno); ok {
+		return int(errno)
+	}
+	return 0
 }
