@@ -84,8 +84,23 @@ func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper
 	if echo.hasIPv6() {
 		families = append(families, unix.AF_INET6)
 	}
-	return &Reaper{pid: process.PID(), port: remotePort, logger: logger, table: newConnTable(process, remotePort, families),
-		echo: echo, nudger: nudger, peers: map[netip.Addr]*peer{}, said: map[saying]bool{}}, nil
+	r := &Reaper{pid: process.PID(), port: remotePort, logger: logger, table: newConnTable(process, remotePort, families),
+		echo: echo, nudger: nudger, peers: map[netip.Addr]*peer{}, said: map[saying]bool{}}
+	r.probeDestroy()
+	return r, nil
+}
+
+// probeDestroy finds out at start whether the kernel destroys sockets here, so that an operator learns it before
+// a member dies. The first dead member is still tried, and its refusal logged with its own connections.
+func (r *Reaper) probeDestroy() {
+	err := sockdiag.CanDestroy()
+	switch {
+	case errors.Is(err, sockdiag.ErrCannotDestroy):
+		r.logger.Error(logTag, "Dead etcd members: the kernel destroys no socket here, so pid %d's connections to a dead "+
+			"member will keep the kernel's timeouts: %s", r.pid, err)
+	case err != nil:
+		r.logger.Warn(logTag, "Could not find out whether the kernel destroys sockets here: %s", err)
+	}
 }
 
 // Run calls Cycle on every tick until ctx ends, logging failures as Tuner.Run does.

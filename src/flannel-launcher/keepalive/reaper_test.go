@@ -156,6 +156,9 @@ var _ = Describe("Reaper in network namespaces", func() {
 		startHolder([]string{"ip", "netns", "exec", serverNS}, "listen", etcd, other)
 		holder = startHolder([]string{"ip", "netns", "exec", client}, "dial", etcd, other)
 		reaper = startReaper(client, holder.Command.Process.Pid, "setpriv", "--bounding-set=-net_admin", "--inh-caps=-net_admin")
+		Expect(string(reaper.Out.Contents())).To(MatchRegexp(`ERROR - Dead etcd members: the kernel destroys no socket here, `+
+			`so pid %d's connections to a dead member will keep the kernel's timeouts: .*operation not permitted`,
+			holder.Command.Process.Pid), "said at start")
 		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
 
 		blackHole(serverNS)

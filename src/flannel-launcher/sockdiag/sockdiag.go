@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"unsafe"
 
@@ -81,6 +82,31 @@ func Destroy(s Socket) error {
 	}
 	return failure(err, "Destroying the TCP connection %s -> %s (SOCK_DESTROY)", s)
 }
+
+// CanDestroy asks the kernel to destroy a TCP connection of this process's own, on 127.0.0.1: nil when it does,
+// an error that is ErrCannotDestroy when it refuses as it would for any socket. The kernel checks both the
+// capability and its build only once it has found a socket, so the probe needs a real one.
+func CanDestroy() error {
+	listener, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return bosherr.WrapError(err, "Opening a loopback listener to try SOCK_DESTROY on")
+	}
+	defer listener.Close()
+	conn, err := net.Dial("tcp4", listener.Addr().String())
+	if err != nil {
+		return bosherr.WrapError(err, "Connecting on loopback to try SOCK_DESTROY on")
+	}
+	defer conn.Close()
+	err = Destroy(Socket{Family: unix.AF_INET, Local: conn.LocalAddr().(*net.TCPAddr).AddrPort(),
+		Remote: conn.RemoteAddr().(*net.TCPAddr).AddrPort(), Cookie: [2]uint32{noCookie, noCookie}})
+	if err == nil || errors.Is(err, ErrCannotDestroy) {
+		return err
+	}
+	return bosherr.WrapError(err, "Trying SOCK_DESTROY on a loopback connection")
+}
+
+// noCookie is INET_DIAG_NOCOOKIE: the kernel finds the socket by its addresses alone.
+const noCookie = ^uint32(0)
 
 // Info reads what the kernel knows of the listed socket's exchange with its peer (struct tcp_info: state, time
 // since the last ACK and data received, unacknowledged segments, retransmissions, probes), or ErrGone. It needs

@@ -19,6 +19,10 @@ import (
 )
 
 var _ = Describe("sockdiag", func() {
+	It("finds that this kernel destroys a connection for a process with CAP_NET_ADMIN", func() {
+		Expect(sockdiag.CanDestroy()).To(Succeed())
+	})
+
 	for _, family := range []struct {
 		name   string
 		number uint8
