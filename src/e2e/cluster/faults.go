@@ -175,6 +175,30 @@ func (c *Cluster) BlackHole(m *master.Member) error { return c.setPort(m, "down"
 // Reconnect brings m's switch port up again.
 func (c *Cluster) Reconnect(m *master.Member) error { return c.setPort(m, "up") }
 
+// noICMPTable is the switch's nftables table of DropICMP.
+const noICMPTable = "fde-no-icmp"
+
+// DropICMP drops every ICMP packet between the VMs, as an IaaS security group that allows no ICMP does: on the
+// switch's bridge, so TCP, UDP (flannel's VXLAN, with the pods' own ICMP inside) and ARP pass.
+func (c *Cluster) DropICMP() error {
+	c.Logf("dropping ICMP between the VMs")
+	return c.switchNft(fmt.Sprintf("add table bridge %[1]s; add chain bridge %[1]s forward { type filter hook forward priority 0; }; "+
+		"add rule bridge %[1]s forward ether type ip ip protocol icmp drop", noICMPTable))
+}
+
+// AllowICMP removes what DropICMP added.
+func (c *Cluster) AllowICMP() error {
+	c.Logf("letting ICMP through between the VMs again")
+	return c.switchNft("delete table bridge " + noICMPTable)
+}
+
+func (c *Cluster) switchNft(rules string) error {
+	if out, err := exec.Command("ip", "netns", "exec", c.net.SwitchNamespace(), "nft", rules).CombinedOutput(); err != nil {
+		return bosherr.WrapErrorf(err, "nft on the switch: %s: %s", rules, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // setPort finds the bridge port of m's eth0 (the veth peer, by interface index) and sets it up or down.
 func (c *Cluster) setPort(m *master.Member, state string) error {
 	var nic []struct {

@@ -43,7 +43,7 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 		info, err := os.Stat(log)
 		Expect(err).NotTo(HaveOccurred())
 
-		carrier := failover(c, "black-hole", c.BlackHole, reconnect(c), true)
+		carrier := failover(c, observer, "black-hole", c.BlackHole, reconnect(c), true)
 		logged := logSince(log, info.Size())
 		Expect(logged).To(ContainSubstring("Peer %s missed", carrier.Address), "the Reaper did not act on %s", carrier.Name)
 		Expect(logged).NotTo(ContainSubstring("Tuned keepalive"), "the tuner acted although bpm's seccomp profile refuses pidfd_getfd")
@@ -52,7 +52,31 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 	It("routes a new worker's subnet soon after the member carrying worker-0's watch is killed", func() {
 		// monit starts etcd again on its next cycle (10 s at most): the member leaves the alias only when a
 		// heartbeat (every 30 s) wrote its VM's health meanwhile and bosh-dns checked it before the next one.
-		failover(c, "sigkill", (*master.Member).Kill, c.RestartMember, false)
+		failover(c, c.Workers()[0], "sigkill", (*master.Member).Kill, c.RestartMember, false)
+	})
+
+	// An IaaS security group that lets no ICMP through: a worker whose flanneld connected then never saw an echo
+	// answered, so its Reaper judges the members by their TCP answers to its nudges alone.
+	It("with ICMP dropped between the VMs, cuts no live member, and routes a new worker's subnet after the carrier is black-holed", func() {
+		Expect(c.DropICMP()).To(Succeed())
+		DeferCleanup(func() { Expect(c.AllowICMP()).To(Succeed()) })
+		_, err := c.AddWorker()
+		Expect(err).NotTo(HaveOccurred())
+		workers := c.Workers()
+		observer := workers[len(workers)-1]
+		log := observer.Path(cluster.LauncherLog)
+		Eventually(func() string { return logSince(log, 0) }).WithTimeout(30*time.Second).
+			Should(ContainSubstring("ICMP echoes (filtered?): it is judged by its TCP answers alone"), "on %s", observer.Name)
+		pid := observer.FlanneldPID()
+		info, err := os.Stat(log)
+		Expect(err).NotTo(HaveOccurred())
+
+		time.Sleep(10 * time.Second)
+		Expect(logSince(log, info.Size())).NotTo(ContainSubstring("Destroyed"), "a live member was cut on %s", observer.Name)
+		Expect(observer.FlanneldPID()).To(Equal(pid))
+
+		carrier := failover(c, observer, "black-hole, no ICMP", c.BlackHole, reconnect(c), true)
+		Expect(logSince(log, info.Size())).To(ContainSubstring("Peer %s was judged by TCP alone", carrier.Address))
 	})
 })
 
@@ -91,13 +115,12 @@ func logSince(path string, offset int64) string {
 	return string(data[offset:])
 }
 
-// failover finds the member carrying worker-0's watch, prepares a new worker, applies fault to the member,
-// starts the worker and measures when worker-0 routes its subnet, then heals the member. Probes among the
+// failover finds the member carrying observer's watch, prepares a new worker, applies fault to the member,
+// starts the worker and measures when observer routes its subnet, then heals the member. Probes among the
 // workers that were there before must lose nothing, and every one of them keeps its flanneld and its subnet.
-// With mustLeave, bosh-dns on worker-0 must leave the member out of the alias meanwhile. Returns the faulted member.
-func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) error, mustLeave bool) *master.Member {
+// With mustLeave, bosh-dns on observer must leave the member out of the alias meanwhile. Returns the faulted member.
+func failover(c *cluster.Cluster, observer *worker.Worker, name string, fault, heal func(*master.Member) error, mustLeave bool) *master.Member {
 	before := clustertest.Snapshot(c)
-	observer := c.Workers()[0]
 	witness := clustertest.StartWitness(c, c.Workers())
 	carrier, err := c.WatchCarrier(observer)
 	Expect(err).NotTo(HaveOccurred())
@@ -109,13 +132,13 @@ func failover(c *cluster.Cluster, name string, fault, heal func(*master.Member) 
 	leftAlias := aliasWithout(observer, carrier, start)
 	f, err := c.StartDuring(newcomer, start, observer, carrier, failoverBound)
 	Expect(err).NotTo(HaveOccurred())
-	clustertest.Figure(fmt.Sprintf("failover %s: %.1f s (watch on %s; worker-0's connections to it gone after %.1f s; %s's lease in etcd after %.1f s)",
-		name, f.Routed.Seconds(), carrier.Name, f.Dropped.Seconds(), newcomer.Name, f.Leased.Seconds()))
+	clustertest.Figure(fmt.Sprintf("failover %s: %.1f s (watch on %s; %s's connections to it gone after %.1f s; %s's lease in etcd after %.1f s)",
+		name, f.Routed.Seconds(), carrier.Name, observer.Name, f.Dropped.Seconds(), newcomer.Name, f.Leased.Seconds()))
 	left := <-leftAlias
-	clustertest.Figure(fmt.Sprintf("%s: %s left the answer for %s on worker-0 after %.1f s", name, carrier.Name, cluster.Alias, left.Seconds()))
+	clustertest.Figure(fmt.Sprintf("%s: %s left the answer for %s on %s after %.1f s", name, carrier.Name, cluster.Alias, observer.Name, left.Seconds()))
 	clustertest.Figure(fmt.Sprintf("%s: %s's health.json: %s", name, carrier.Name, clustertest.HealthLine(carrier.Agent.HealthSince(start), start)))
 	if mustLeave {
-		Expect(left).To(BeNumerically(">", 0), "bosh-dns on worker-0 still answers %s within %s", carrier.Address, healthBound)
+		Expect(left).To(BeNumerically(">", 0), "bosh-dns on %s still answers %s within %s", observer.Name, carrier.Address, healthBound)
 	}
 	Expect(heal(carrier)).To(Succeed())
 	Eventually(func() ([]string, error) {
