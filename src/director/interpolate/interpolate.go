@@ -3,10 +3,10 @@
 package interpolate
 
 import (
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"bytes"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -14,11 +14,7 @@ import (
 
 // BoshPath is where scripts/build-bosh-cli puts the bosh CLI: ${FLANNEL_DNS_CACHE:-/var/cache/flannel-dns}/bin/bosh.
 func BoshPath() string {
-	cache := os.Getenv("FLANNEL_DNS_CACHE")
-	if cache == "" {
-		cache = "/var/cache/flannel-dns"
-	}
-	return filepath.Join(cache, "bin", "bosh")
+	return cache.Path("bin", "bosh")
 }
 
 // Manifest returns `bosh int manifest -o opsFiles[0] -o ...`; ((variables)) stay as they are.

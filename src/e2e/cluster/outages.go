@@ -3,6 +3,8 @@ package cluster
 // What the outage suite (src/e2e/outages) does to a running cluster, and what it reads back from the workers.
 
 import (
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,11 +41,7 @@ const (
 // FLANNEL_DNS_CACHE and this checkout. unset names what is missing ("" when nothing is).
 func ConfigFromEnv(workDir string, logf func(format string, args ...any)) (cfg Config, unset string) {
 	repo, _ := filepath.Abs(filepath.Join("..", "..", ".."))
-	cache := os.Getenv("FLANNEL_DNS_CACHE")
-	if cache == "" {
-		cache = "/var/cache/flannel-dns"
-	}
-	cfg = Config{WorkDir: workDir, Packages: os.Getenv("E2E_PACKAGES"), Cache: cache, Repo: repo, Logf: logf}
+	cfg = Config{WorkDir: workDir, Packages: os.Getenv("E2E_PACKAGES"), Cache: cache.Dir(), Repo: repo, Logf: logf}
 	lane, err := LaneFromEnv()
 	if err != nil {
 		return cfg, err.Error()

@@ -1,6 +1,8 @@
 package pinnedbpm_test
 
 import (
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"fmt"
 	"net/netip"
 	"os"
@@ -40,21 +42,18 @@ const (
 )
 
 var (
-	cache string
-	probe string
-	boot  string
-	vcap  *user.User
-	vms   *network.Network
+	cacheDir string
+	probe    string
+	boot     string
+	vcap     *user.User
+	vms      *network.Network
 )
 
 var _ = BeforeSuite(func() {
-	cache = os.Getenv("FLANNEL_DNS_CACHE")
-	if cache == "" {
-		cache = "/var/cache/flannel-dns"
-	}
+	cacheDir = cache.Dir()
 	var missing []string
 	for _, pin := range pins {
-		if _, err := os.Stat(filepath.Join(cache, "bpm-"+pin.bpm, "compiled/bpm/bin/bpm")); err != nil {
+		if _, err := os.Stat(filepath.Join(cacheDir, "bpm-"+pin.bpm, "compiled/bpm/bin/bpm")); err != nil {
 			missing = append(missing, "bpm "+pin.bpm+" (scripts/build-pinned-releases)")
 		}
 	}
@@ -146,13 +145,13 @@ type machine struct{ *vm.VM }
 func newMachine(version string, addr netip.Addr) *machine {
 	host, err := vms.AddHost("bpm-"+strings.ReplaceAll(version, ".", "-"), addr)
 	Expect(err).NotTo(HaveOccurred())
-	line, err := stemcell.Load(cache, "ubuntu-xenial-97.x")
+	line, err := stemcell.Load(cacheDir, "ubuntu-xenial-97.x")
 	Expect(err).NotTo(HaveOccurred())
 	v, err := vm.New(host, GinkgoT().TempDir(), line, boot)
 	Expect(err).NotTo(HaveOccurred())
 	m := &machine{v}
 	DeferCleanup(func() { Expect(m.Destroy()).To(Succeed()) })
-	install(filepath.Join(cache, "bpm-"+version, "compiled/bpm"), m.Path("/var/vcap/packages/bpm"))
+	install(filepath.Join(cacheDir, "bpm-"+version, "compiled/bpm"), m.Path("/var/vcap/packages/bpm"))
 	install(probe, m.Path(probeBin))
 	Expect(os.MkdirAll(m.Path("/var/vcap/store"), 0o755)).To(Succeed())
 	// flanneld's bin/start prepares its unrestricted volumes; bpm only mounts them: flanneld's own directory

@@ -1,9 +1,9 @@
 package stemcell_test
 
 import (
-	"cmp"
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"os"
-	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -27,13 +27,12 @@ var _ = Describe("a stemcell line", func() {
 	})
 
 	It("loads the builder's sysctls, applying in a VM only what a network namespace has its own copy of", func() {
-		cache := cmp.Or(os.Getenv("FLANNEL_DNS_CACHE"), "/var/cache/flannel-dns")
-		if _, err := os.Stat(filepath.Join(cache, "stemcell-ubuntu-jammy")); err != nil {
+		if _, err := os.Stat(cache.Path("stemcell-ubuntu-jammy")); err != nil {
 			Expect(os.Getenv("E2E_REQUIRED")).To(BeEmpty(), "no unpacked stemcell (scripts/unpack-stemcells)")
 			Skip("no unpacked stemcell (scripts/unpack-stemcells)")
 		}
 		for line := range stemcell.Lines {
-			s, err := stemcell.Load(cache, line)
+			s, err := stemcell.Load(cache.Dir(), line)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(s.Sysctls).To(ContainElements(
 				stemcell.Sysctl{Key: "net.ipv4.tcp_keepalive_time", Value: "120", Namespaced: true},

@@ -1,10 +1,10 @@
 package keepalive_test
 
 import (
-	"cmp"
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -39,7 +39,7 @@ var _ = Describe("Reaper beside a real etcd", func() {
 
 // etcdBinary is where scripts/build-etcd puts etcd 3.6: ${FLANNEL_DNS_CACHE:-/var/cache/flannel-dns}/etcd-3.6.16/etcd.
 func etcdBinary() string {
-	return filepath.Join(cmp.Or(os.Getenv("FLANNEL_DNS_CACHE"), "/var/cache/flannel-dns"), "etcd-3.6.16", "etcd")
+	return cache.Path("etcd-3.6.16", "etcd")
 }
 
 // startEtcd runs a one-member etcd on serverIP in the namespace (plain HTTP: the Reaper does not look inside

@@ -10,6 +10,8 @@
 package etcdv2
 
 import (
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -33,11 +35,7 @@ import (
 
 // Binary is where scripts/unpack-etcd-3.4 puts etcd 3.4: ${FLANNEL_DNS_CACHE:-/var/cache/flannel-dns}/etcd-3.4/etcd.
 func Binary() string {
-	cache := os.Getenv("FLANNEL_DNS_CACHE")
-	if cache == "" {
-		cache = "/var/cache/flannel-dns"
-	}
-	return filepath.Join(cache, "etcd-3.4", "etcd")
+	return cache.Path("etcd-3.4", "etcd")
 }
 
 // Member is a running etcd 3.4.

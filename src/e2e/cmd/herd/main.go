@@ -8,7 +8,8 @@
 package main
 
 import (
-	"cmp"
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -67,8 +68,7 @@ func run() int {
 func parseFlags() (options, error) {
 	var opts options
 	var sizes string
-	cache := cmp.Or(os.Getenv("FLANNEL_DNS_CACHE"), "/var/cache/flannel-dns")
-	flag.StringVar(&opts.etcdBin, "etcd-bin", filepath.Join(cache, "etcd-3.6.16"), "directory with etcd and etcdctl")
+	flag.StringVar(&opts.etcdBin, "etcd-bin", cache.Path("etcd-3.6.16"), "directory with etcd and etcdctl")
 	flag.StringVar(&sizes, "n", "1,50,100,200", "herd sizes, comma-separated")
 	flag.DurationVar(&opts.spread, "spread", time.Second, "the herd's starts are spread evenly over this")
 	flag.DurationVar(&opts.limit, "limit", 2*time.Minute, "how long a herd may take to start flanneld before the rest count as not started")

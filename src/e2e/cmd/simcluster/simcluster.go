@@ -3,6 +3,8 @@
 package simcluster
 
 import (
+	"github.com/flannel-dns/flannel-dns/src/testenv/cache"
+
 	"flag"
 	"fmt"
 	"os"
@@ -19,11 +21,7 @@ import (
 func Flags(cfg *cluster.Config) {
 	flag.StringVar(&cfg.WorkDir, "work", "", "directory for the VMs' files (default: a new temporary directory)")
 	flag.StringVar(&cfg.Packages, "packages", "", "directory of this release's compiled packages")
-	cache := os.Getenv("FLANNEL_DNS_CACHE")
-	if cache == "" {
-		cache = "/var/cache/flannel-dns"
-	}
-	flag.StringVar(&cfg.Cache, "cache", cache, "the build cache: the bosh CLI, bpm and bosh-dns (scripts/setup)")
+	flag.StringVar(&cfg.Cache, "cache", cache.Dir(), "the build cache: the bosh CLI, bpm and bosh-dns (scripts/setup)")
 	flag.StringVar(&cfg.Repo, "repo", ".", "this checkout")
 	flag.Func("lane", "the CFCR manifest and release versions: v0.21 (default), v0.32 or current", func(name string) error {
 		lane, ok := cluster.Lanes[name]
