@@ -39,7 +39,7 @@ func Line(name string) (Stemcell, error) {
 }
 
 // Load is the stemcell line named name with the sysctls of its builder, unpacked under cache
-// (scripts/build-thirdparty).
+// (scripts/unpack-stemcells).
 func Load(cache, name string) (Stemcell, error) {
 	s, err := Line(name)
 	if err != nil {

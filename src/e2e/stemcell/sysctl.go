@@ -35,7 +35,7 @@ func readSysctls(cache, name string) ([]Sysctl, error) {
 	for _, file := range sysctlFiles {
 		settings, err := readSysctlFile(filepath.Join(dir, file))
 		if err != nil {
-			return nil, bosherr.WrapErrorf(err, "Reading the sysctls of stemcell %s (scripts/build-thirdparty)", name)
+			return nil, bosherr.WrapErrorf(err, "Reading the sysctls of stemcell %s (scripts/unpack-stemcells)", name)
 		}
 		all = append(all, settings...)
 	}
