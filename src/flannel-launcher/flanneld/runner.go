@@ -3,6 +3,7 @@ package flanneld
 import (
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
@@ -17,46 +18,54 @@ const DefaultKillAfter = 5 * time.Second
 
 // Runner runs flanneld to its end. Started, when set, is called with flanneld's PID once it runs, before
 // flanneld is waited for: until Started returns, the PID names flanneld, even should it have exited already.
-// Stopping, when set, is called with the first stop signal, before it is passed on.
+// Stopping, when set, is called with the first stop signal, before it is passed on. Each value from Restarts
+// (nil: none) stops flanneld as a stop signal would, then starts it again with those arguments.
 type Runner struct {
 	Starter   Starter
 	Logger    boshlog.Logger
 	KillAfter time.Duration
 	Started   func(pid int)
 	Stopping  func(sig os.Signal)
+	Restarts  <-chan []string
 }
 
 // Run starts flanneld, passes each signal from stop on to it, and returns its exit status once it has ended.
-// A flanneld still running KillAfter after the first signal is killed.
+// A flanneld still running KillAfter after the first signal is killed. A stop signal during a restart ends it:
+// flanneld is not started again.
 func (r Runner) Run(path string, args []string, stop <-chan os.Signal) (int, error) {
-	process, err := r.Starter.Start(path, args)
+	process, ended, err := r.start(path, args)
 	if err != nil {
-		return 1, bosherr.WrapErrorf(err, "Starting flanneld '%s'", path)
+		return 1, err
 	}
-	r.Logger.Info(logTag, "flanneld started: pid=%d path=%s args='%s'", process.Pid(), path, strings.Join(args, " "))
-	if r.Started != nil {
-		r.Started(process.Pid())
-	}
-
-	ended := make(chan waitResult, 1)
-	go func() {
-		status, err := process.Wait()
-		ended <- waitResult{status: status, err: err}
-	}()
-
 	var killTimer <-chan time.Time
+	var restartArgs []string // while flanneld stops for a restart
+	stopping := false
 	for {
 		select {
 		case result := <-ended:
-			return r.finish(process.Pid(), result)
+			if restartArgs == nil || result.err != nil {
+				return r.finish(process.Pid(), result)
+			}
+			r.Logger.Info(logTag, "flanneld stopped for a restart: pid=%d status=%d", process.Pid(), result.status)
+			if process, ended, err = r.start(path, restartArgs); err != nil {
+				return 1, err
+			}
+			killTimer, restartArgs = nil, nil
+		case args := <-r.Restarts:
+			if stopping || restartArgs != nil {
+				continue
+			}
+			restartArgs = args
+			r.Logger.Info(logTag, "restarting flanneld: pid=%d", process.Pid())
+			r.signal(process, syscall.SIGTERM)
+			killTimer = time.After(r.KillAfter)
 		case sig := <-stop:
-			if killTimer == nil && r.Stopping != nil {
+			if !stopping && r.Stopping != nil {
 				r.Stopping(sig)
 			}
+			stopping, restartArgs = true, nil
 			r.Logger.Info(logTag, "forwarding signal: signal=%s pid=%d", sig, process.Pid())
-			if err := process.Signal(sig); err != nil {
-				r.Logger.Warn(logTag, "forwarding signal failed: signal=%s pid=%d error='%s'", sig, process.Pid(), err)
-			}
+			r.signal(process, sig)
 			if killTimer == nil {
 				killTimer = time.After(r.KillAfter)
 			}
@@ -66,6 +75,30 @@ func (r Runner) Run(path string, args []string, stop <-chan os.Signal) (int, err
 				r.Logger.Warn(logTag, "killing flanneld failed: pid=%d error='%s'", process.Pid(), err)
 			}
 		}
+	}
+}
+
+// start starts flanneld and waits for it in the background; Started is told its PID first.
+func (r Runner) start(path string, args []string) (Process, <-chan waitResult, error) {
+	process, err := r.Starter.Start(path, args)
+	if err != nil {
+		return nil, nil, bosherr.WrapErrorf(err, "Starting flanneld '%s'", path)
+	}
+	r.Logger.Info(logTag, "flanneld started: pid=%d path=%s args='%s'", process.Pid(), path, strings.Join(args, " "))
+	if r.Started != nil {
+		r.Started(process.Pid())
+	}
+	ended := make(chan waitResult, 1)
+	go func() {
+		status, err := process.Wait()
+		ended <- waitResult{status: status, err: err}
+	}()
+	return process, ended, nil
+}
+
+func (r Runner) signal(process Process, sig os.Signal) {
+	if err := process.Signal(sig); err != nil {
+		r.Logger.Warn(logTag, "forwarding signal failed: signal=%s pid=%d error='%s'", sig, process.Pid(), err)
 	}
 }
 

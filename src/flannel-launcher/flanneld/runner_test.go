@@ -120,6 +120,48 @@ var _ = Describe("Runner", func() {
 		Expect(logs).To(gbytes.Say(`flanneld still running, killing it: pid=\d+ waited=300ms`))
 	})
 
+	It("stops flanneld and starts it again with the arguments a restart brings", func() {
+		restarts := make(chan []string, 1)
+		started := make(chan int, 2)
+		r := runner()
+		r.Restarts, r.Started = restarts, func(pid int) { started <- pid }
+		go func() {
+			code, _ := r.Run(recordingFlanneld, []string{"-iface=lo"}, stop)
+			status <- code
+		}()
+		var first int
+		Eventually(started).Should(Receive(&first))
+		Eventually(func() int { return recorded().PID }).Should(Equal(first))
+		restarts <- []string{"-iface=eth9"}
+		var second int
+		Eventually(started).Should(Receive(&second))
+		Expect(second).NotTo(Equal(first))
+		Eventually(func() []string { return recorded().Args }).Should(Equal([]string{"-iface=eth9"}))
+		Expect(logs).To(gbytes.Say(`restarting flanneld: pid=%d`, first))
+		Expect(logs).To(gbytes.Say(`flanneld stopped for a restart: pid=%d`, first))
+		Consistently(status, 200*time.Millisecond).ShouldNot(Receive())
+		stop <- syscall.SIGTERM
+		Eventually(status).Should(Receive(Equal(0)))
+	})
+
+	It("starts no flanneld again when a stop signal comes during a restart", func() {
+		env = append(env, record.IgnoreSignalEnv+"=true")
+		restarts := make(chan []string, 1)
+		starts := 0
+		r := runner()
+		r.Restarts, r.Started = restarts, func(int) { starts++ }
+		go func() {
+			code, _ := r.Run(recordingFlanneld, nil, stop)
+			status <- code
+		}()
+		Eventually(recordFile).Should(BeAnExistingFile())
+		restarts <- []string{"-iface=eth9"}
+		Eventually(logs).Should(gbytes.Say(`restarting flanneld`))
+		stop <- syscall.SIGTERM
+		Eventually(status).Should(Receive(Equal(128 + int(syscall.SIGKILL))))
+		Expect(starts).To(Equal(1))
+	})
+
 	It("fails with the path when flanneld cannot be started", func() {
 		missing := filepath.Join(GinkgoT().TempDir(), "no-flanneld")
 		code, err := runner().Run(missing, nil, stop)
