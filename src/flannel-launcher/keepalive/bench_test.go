@@ -38,7 +38,7 @@ func BenchmarkSteadyStateCycle(b *testing.B) {
 func BenchmarkSteadyStateReaperCycle(b *testing.B) {
 	flanneld, etcd := benchFlanneld(b)
 	process := benchProcess(b, flanneld)
-	reaper, err := keepalive.NewReaper(process, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
+	reaper, err := keepalive.NewReaper(process, etcd.Port, boshlog.NewLogger(boshlog.LevelNone), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func BenchmarkSocketTableDump(b *testing.B) {
 	process := benchProcess(b, flanneld)
 
 	for b.Loop() {
-		reaper, err := keepalive.NewReaper(process, etcd.Port, boshlog.NewLogger(boshlog.LevelNone))
+		reaper, err := keepalive.NewReaper(process, etcd.Port, boshlog.NewLogger(boshlog.LevelNone), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -33,7 +33,7 @@ var _ = Describe("A process handle", func() {
 		Expect(err).To(MatchError(ContainSubstring("the process has ended")))
 		Expect(peerOptions(pid)).To(Equal(untuned), "the new process's socket is untouched")
 
-		reaper, err := keepalive.NewReaper(process, etcd.Port, logger)
+		reaper, err := keepalive.NewReaper(process, etcd.Port, logger, nil)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(reaper.Close)
 		_, err = reaper.Cycle()

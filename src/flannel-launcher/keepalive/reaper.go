@@ -48,6 +48,7 @@ type Reaper struct {
 	peers     map[netip.Addr]*peer
 	said      map[saying]bool // what was logged about a peer once for the Reaper's life
 	refused   error           // the kernel's refusal to destroy a socket (sockdiag.ErrCannotDestroy), once it came
+	leave     func(dead netip.Addr)
 }
 
 // peer is what the echoes and the kernel have shown of one address since flanneld's current connections to it
@@ -69,8 +70,9 @@ type saying struct {
 }
 
 // NewReaper watches the peers of the process's connections to remotePort. It opens raw ICMP and TCP sockets, so
-// it fails without CAP_NET_RAW; Close releases them.
-func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper, error) {
+// it fails without CAP_NET_RAW; Close releases them. Where the kernel destroys no socket, leave (nil: none) is
+// called with each peer judged dead, for the caller to leave it another way.
+func NewReaper(process *Process, remotePort int, logger boshlog.Logger, leave func(dead netip.Addr)) (*Reaper, error) {
 	echo, err := newEchoer()
 	if err != nil {
 		return nil, err
@@ -85,7 +87,7 @@ func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper
 		families = append(families, unix.AF_INET6)
 	}
 	r := &Reaper{pid: process.PID(), port: remotePort, logger: logger, table: newConnTable(process, remotePort, families),
-		echo: echo, nudger: nudger, peers: map[netip.Addr]*peer{}, said: map[saying]bool{}}
+		echo: echo, nudger: nudger, peers: map[netip.Addr]*peer{}, said: map[saying]bool{}, leave: leave}
 	r.probeDestroy()
 	return r, nil
 }
@@ -95,6 +97,9 @@ func NewReaper(process *Process, remotePort int, logger boshlog.Logger) (*Reaper
 func (r *Reaper) probeDestroy() {
 	err := sockdiag.CanDestroy()
 	switch {
+	case errors.Is(err, sockdiag.ErrCannotDestroy) && r.leave != nil:
+		r.logger.Warn(logTag, "Dead etcd members: the kernel destroys no socket here, so pid %d is restarted without a "+
+			"member that dies: %s", r.pid, err)
 	case errors.Is(err, sockdiag.ErrCannotDestroy):
 		r.logger.Error(logTag, "Dead etcd members: the kernel destroys no socket here, so pid %d's connections to a dead "+
 			"member will keep the kernel's timeouts: %s", r.pid, err)
@@ -286,7 +291,7 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 			"were made", addr, r.pid)
 	}
 	if r.refused != nil {
-		r.leave(addr, r.refused)
+		r.leaveDead(addr, r.refused)
 		return 0, nil
 	}
 	destroyed := 0
@@ -297,7 +302,7 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 		switch {
 		case errors.Is(err, sockdiag.ErrCannotDestroy):
 			r.refused = err
-			r.leave(addr, err)
+			r.leaveDead(addr, err)
 			return destroyed, nil
 		case errors.Is(err, sockdiag.ErrGone):
 			r.logger.Info(logTag, "pid %d's connection %s -> %s had closed already", r.pid, c.socket.Local, c.socket.Remote)
@@ -311,9 +316,15 @@ func (r *Reaper) destroyAll(addr netip.Addr, p *peer, conns []conn, state tcpSta
 	return destroyed, errors.Join(failures...)
 }
 
-// leave says once that a dead peer's connections keep the kernel's timeouts: the kernel destroys none here.
-func (r *Reaper) leave(addr netip.Addr, refusal error) {
-	if r.once(addr, "refused") {
+// leaveDead hands a dead peer to leave, or says once that its connections keep the kernel's timeouts: the kernel
+// destroys none here.
+func (r *Reaper) leaveDead(addr netip.Addr, refusal error) {
+	switch {
+	case r.leave != nil:
+		r.logger.Warn(logTag, "Peer %s is dead and its connections cannot be destroyed (%s): leaving it by restarting "+
+			"pid %d", addr, refusal, r.pid)
+		r.leave(addr)
+	case r.once(addr, "refused"):
 		r.logger.Error(logTag, "Peer %s is dead but its connections cannot be destroyed, they keep the kernel's "+
 			"timeouts: %s", addr, refusal)
 	}

@@ -171,6 +171,24 @@ var _ = Describe("Reaper in network namespaces", func() {
 		Expect(reaper.Out.Contents()).NotTo(ContainSubstring("Watching pid"), "the refusal was retried as a failure")
 	})
 
+	It("hands a dead peer to its caller when the kernel refuses to destroy the connections, and touches nothing", func() {
+		etcd := net.JoinHostPort(serverIP, etcdPort)
+		startHolder([]string{"ip", "netns", "exec", serverNS}, "listen", etcd)
+		holder = startHolder([]string{"ip", "netns", "exec", client}, "dial", etcd)
+		reaper = startLeavingReaper(client, holder.Command.Process.Pid, "setpriv", "--bounding-set=-net_admin", "--inh-caps=-net_admin")
+		Expect(string(reaper.Out.Contents())).To(MatchRegexp(`WARN - Dead etcd members: the kernel destroys no socket here, `+
+			`so pid %d is restarted without a member that dies: .*operation not permitted`, holder.Command.Process.Pid))
+		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s answers ICMP echo`, serverIP))
+
+		blackHole(serverNS)
+
+		Eventually(reaper, 10*time.Second).Should(gbytes.Say(`Peer %s is dead and its connections cannot be destroyed .*: `+
+			`leaving it by restarting pid %d`, serverIP, holder.Command.Process.Pid))
+		Expect(reaper).To(gbytes.Say(`(?m)^leave %s$`, serverIP))
+		Consistently(holder, 3*time.Second).ShouldNot(gbytes.Say("closed"))
+		Expect(strings.Count(string(reaper.Out.Contents()), "\nleave ")).To(Equal(1), "left more than once")
+	})
+
 	// An IaaS security group without ICMP between the VMs: the echoes never come back, and the Reaper judges
 	// the peer by its kernel's answers to the nudges alone (DeadAfterTCPOnly).
 	Describe("with the peer's ICMP filtered from the start", func() {
@@ -247,7 +265,7 @@ var _ = Describe("Reaper", func() {
 		other := holdingListener(net.JoinHostPort(etcd.IP.String(), "0"))
 		holder := startHolder(nil, "dial", etcd.String(), etcd.String(), other.String())
 		logger, logs := testlog.New()
-		reaper, err := keepalive.NewReaper(openProcess(holder.Command.Process.Pid), etcd.Port, logger)
+		reaper, err := keepalive.NewReaper(openProcess(holder.Command.Process.Pid), etcd.Port, logger, nil)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(reaper.Close)
 
@@ -264,7 +282,17 @@ var _ = Describe("Reaper", func() {
 // startReaper runs the reaper in the namespace (through a wrapper such as noipv6, if given), watching pid's
 // connections to the etcd port. It is stopped when the spec ends.
 func startReaper(ns string, pid int, through ...string) *gexec.Session {
+	return reaperWith(ns, pid, through)
+}
+
+// startLeavingReaper is startReaper with -leave: a dead peer that cannot be left by destroying sockets is printed.
+func startLeavingReaper(ns string, pid int, through ...string) *gexec.Session {
+	return reaperWith(ns, pid, through, "-leave")
+}
+
+func reaperWith(ns string, pid int, through []string, flags ...string) *gexec.Session {
 	args := append(append([]string{"netns", "exec", ns}, through...), reaperCommand, strconv.Itoa(pid), etcdPort)
+	args = append(args, flags...)
 	command := exec.Command("ip", args...)
 	session, err := gexec.Start(command, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())

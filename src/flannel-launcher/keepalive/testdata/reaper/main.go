@@ -1,12 +1,14 @@
 // reaper runs keepalive.Reaper for the tests, in the network namespace it is started in, as the launcher does
-// beside flanneld: every keepalive.ReaperTick until SIGTERM or SIGINT, logging to stdout.
+// beside flanneld: every keepalive.ReaperTick until SIGTERM or SIGINT, logging to stdout. With -leave, a dead
+// peer that the kernel does not let it destroy the connections to is printed as "leave ADDRESS".
 //
-//	reaper PID PORT
+//	reaper PID PORT [-leave]
 package main
 
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
@@ -19,8 +21,12 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
+	if len(os.Args) != 3 && (len(os.Args) != 4 || os.Args[3] != "-leave") {
 		usage()
+	}
+	var leave func(netip.Addr)
+	if len(os.Args) == 4 {
+		leave = func(dead netip.Addr) { fmt.Println("leave", dead) }
 	}
 	pid, pidErr := strconv.Atoi(os.Args[1])
 	port, portErr := strconv.Atoi(os.Args[2])
@@ -33,7 +39,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer process.Close()
-	reaper, err := keepalive.NewReaper(process, port, boshlog.NewWriterLogger(boshlog.LevelDebug, os.Stdout))
+	reaper, err := keepalive.NewReaper(process, port, boshlog.NewWriterLogger(boshlog.LevelDebug, os.Stdout), leave)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -48,6 +54,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: reaper PID PORT")
+	fmt.Fprintln(os.Stderr, "usage: reaper PID PORT [-leave]")
 	os.Exit(2)
 }
