@@ -91,13 +91,21 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 	defer cancel()
 	alongside.Go(func() { l.watchAlias(ctx, found.aliasIPs) })
 
-	subnetFile := flanneld.WatchSubnetFile(l.Config.Flanneld.SubnetFile)
-	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter,
+	args := flanneld.Args(l.Config, found.memberURLs)
+	restarts := make(chan []string, 1)
+	leaver := newLeaver(l, &alongside, restarts)
+	cancelFlanneld := func() {}
+	runner := flanneld.Runner{Starter: l.Starter, Logger: l.Logger, KillAfter: l.KillAfter, Restarts: restarts,
 		Stopping: func(sig os.Signal) { l.Status.Stopped(fmt.Sprintf("stop signal (%s) passed on to flanneld", sig)) },
 		Started: func(pid int) {
+			// What watched the flanneld before a restart stops: each flanneld has its own sockets and subnet file.
+			cancelFlanneld()
+			var flanneldCtx context.Context
+			flanneldCtx, cancelFlanneld = context.WithCancel(ctx)
+			subnetFile := leaver.subnetFile()
 			l.Status.FlanneldStarted(pid, fmt.Sprintf("waiting for flanneld to write its subnet file '%s'", subnetFile.Path))
-			alongside.Go(func() { l.awaitSubnetFile(ctx, subnetFile, found.pod) })
-			l.watchSockets(ctx, &alongside, pid)
+			alongside.Go(func() { l.awaitSubnetFile(flanneldCtx, subnetFile, found.pod) })
+			l.watchSockets(flanneldCtx, &alongside, pid, leaver.leave(flanneldCtx))
 			// The launcher idles beside flanneld for the VM's lifetime: hand the start-up heap (etcd client,
 			// TLS) back now, after flanneld's start rather than before it. From here on the live heap is small
 			// but the keepalive tuner lists /proc/<pid>/fd every tick; at the default GOGC the heap would grow
@@ -105,7 +113,7 @@ func (l Launcher) Run(stop <-chan os.Signal) (int, error) {
 			debug.FreeOSMemory()
 			debug.SetGCPercent(steadyStateGCPercent)
 		}}
-	exitStatus, err := runner.Run(l.Config.Flanneld.Path, flanneld.Args(l.Config, found.memberURLs), stop)
+	exitStatus, err := runner.Run(l.Config.Flanneld.Path, args, stop)
 	if err != nil {
 		l.Status.Failed(err.Error())
 	} else {
@@ -237,8 +245,9 @@ func (l Launcher) watchAlias(ctx context.Context, current []net.IP) {
 const kernelTimeouts = "on a stemcell 6 min on an idle socket, about 15 min with data in flight"
 
 // watchSockets takes a handle on flanneld at once, while its PID cannot name another process (Started runs
-// before flanneld is waited for), and tunes keepalive beside it.
-func (l Launcher) watchSockets(ctx context.Context, alongside *sync.WaitGroup, pid int) {
+// before flanneld is waited for), and tunes keepalive beside it; leave is the fallback's way to leave a dead member
+// where the kernel destroys no socket.
+func (l Launcher) watchSockets(ctx context.Context, alongside *sync.WaitGroup, pid int, leave func(netip.Addr)) {
 	process, err := keepalive.OpenProcess(pid)
 	if err != nil {
 		l.Logger.Error(logTag, "Dead etcd members: cannot watch flanneld's sockets, they keep the kernel's "+
@@ -247,14 +256,14 @@ func (l Launcher) watchSockets(ctx context.Context, alongside *sync.WaitGroup, p
 	}
 	alongside.Go(func() {
 		defer process.Close()
-		l.tuneKeepalive(ctx, process)
+		l.tuneKeepalive(ctx, process, leave)
 	})
 }
 
 // tuneKeepalive makes flanneld notice a dead etcd member within seconds (docs/failover.md): it sets keepalive on
 // flanneld's etcd sockets, whose client sets none, and when the kernel refuses that for good (bpm's seccomp
 // profile, a kernel before 5.6), switches to the Reaper for the rest of flanneld's life.
-func (l Launcher) tuneKeepalive(ctx context.Context, process *keepalive.Process) {
+func (l Launcher) tuneKeepalive(ctx context.Context, process *keepalive.Process, leave func(netip.Addr)) {
 	tuner := keepalive.NewTuner(process, l.Config.Etcd.Port, keepalive.DefaultSettings(), l.Logger)
 	refusal := tuner.Run(ctx, l.Clock.Ticks(ctx, keepaliveTick))
 	if refusal == nil {
@@ -262,7 +271,7 @@ func (l Launcher) tuneKeepalive(ctx context.Context, process *keepalive.Process)
 	}
 	l.Logger.Warn(logTag, "Dead etcd members: switching from keepalive tuning to ICMP echo + SOCK_DESTROY for the rest "+
 		"of flanneld's life, because the kernel refused pidfd_open/pidfd_getfd for good: %s", refusal)
-	reaper, err := keepalive.NewReaper(process, l.Config.Etcd.Port, l.Logger)
+	reaper, err := keepalive.NewReaper(process, l.Config.Etcd.Port, l.Logger, leave)
 	if err != nil {
 		l.Logger.Error(logTag, "Dead etcd members: the fallback cannot start, flanneld's sockets keep the kernel's "+
 			"timeouts (%s): %s", kernelTimeouts, err)
