@@ -39,6 +39,9 @@ const (
 	// errnos 38 and 97: a kernel without the call; a kernel booted with ipv6.disable=1, for socket(AF_INET6).
 	enosys       = "38"
 	eafnosupport = "97"
+	// errnos 95 and 99: a kernel without SOCK_DESTROY; RTM_DELADDR of an address the link does not have.
+	eopnotsupp    = "95"
+	eaddrnotavail = "99"
 )
 
 var (
@@ -82,7 +85,7 @@ var _ = Describe("the bpm that kubo-deployment pins, with the runc it shipped", 
 	for i, pin := range pins {
 		Context("bpm "+pin.bpm, Ordered, func() {
 			var m *machine
-			BeforeAll(func() { m = newMachine(pin.bpm, netip.AddrFrom4([4]byte{192, 0, 2, byte(10 + i)})) })
+			BeforeAll(func() { m = newMachine(pin.bpm, netip.AddrFrom4([4]byte{192, 0, 2, byte(10 + i)}), stemcell.Kernel{}) })
 
 			It("has runc "+pin.runc+" beside it", func() {
 				out, err := m.Run(runcBin, "--version")
@@ -96,6 +99,7 @@ var _ = Describe("the bpm that kubo-deployment pins, with the runc it shipped", 
 				report := parseReport(out)
 				Expect(report).To(HaveKeyWithValue("socket_inet6", eafnosupport))
 				Expect(report).To(HaveKeyWithValue("pidfd_getfd", enosys))
+				Expect(report).To(HaveKeyWithValue("sock_destroy", "0"))
 				Expect(report).To(HaveKeyWithValue("tcp_keepalive_time", "120"))
 				Expect(m.Run("sysctl", "-n", "net.ipv4.conf.all.rp_filter", "net.ipv4.tcp_keepalive_probes")).To(Equal("1\n8\n"))
 			})
@@ -109,6 +113,7 @@ var _ = Describe("the bpm that kubo-deployment pins, with the runc it shipped", 
 				Expect(report).To(HaveKeyWithValue("Seccomp", "2"))
 				Expect(report).To(HaveKeyWithValue("pidfd_getfd", eperm))
 				Expect(report).To(HaveKeyWithValue("socket_inet6", eafnosupport))
+				Expect(report).To(HaveKeyWithValue("sock_destroy", "0"))
 				Expect(report).To(HaveKeyWithValue("tcp_keepalive_time", "120"))
 				Expect(report).To(HaveKeyWithValue("write:/var/vcap/data/flanneld", "ok"))
 				Expect(report).To(HaveKeyWithValue("write:/var/vcap/sys/run/flanneld", "ok"))
@@ -139,14 +144,41 @@ var _ = Describe("the bpm that kubo-deployment pins, with the runc it shipped", 
 	}
 })
 
+// trusty's 4.4 has no SOCK_DESTROY, nor does a kernel built without CONFIG_INET_DIAG_DESTROY.
+var _ = Describe("a VM whose kernel destroys no socket", Ordered, func() {
+	var m *machine
+	BeforeAll(func() {
+		m = newMachine(pins[1].bpm, netip.MustParseAddr("192.0.2.20"), stemcell.Kernel{Major: 4, Minor: 4})
+	})
+
+	It("refuses SOCK_DESTROY on sock_diag with EOPNOTSUPP, in bpm's containers too, and nothing else", func() {
+		once, err := m.Run(probeBin, "-once")
+		Expect(err).NotTo(HaveOccurred())
+		for _, report := range []map[string]string{parseReport(once), m.cycle("flanneld")} {
+			Expect(report).To(HaveKeyWithValue("sock_destroy", eopnotsupp))
+			Expect(report).To(HaveKeyWithValue("rtm_deladdr", eaddrnotavail))
+			Expect(report).To(HaveKeyWithValue("pidfd_getfd", Or(Equal(enosys), Equal(eperm))))
+			Expect(report).To(HaveKeyWithValue("socket_inet6", eafnosupport))
+		}
+	})
+})
+
 // machine is a simulated VM with one pinned bpm, the probe as a package, and the jobs' bpm.yml.
 type machine struct{ *vm.VM }
 
-func newMachine(version string, addr netip.Addr) *machine {
-	host, err := vms.AddHost("bpm-"+strings.ReplaceAll(version, ".", "-"), addr)
+// newMachine boots xenial 97.x's profile, on kernel if it is set.
+func newMachine(version string, addr netip.Addr, kernel stemcell.Kernel) *machine {
+	name := "bpm-" + strings.ReplaceAll(version, ".", "-")
+	if kernel != (stemcell.Kernel{}) {
+		name += "-k" + strings.ReplaceAll(kernel.String(), ".", "-")
+	}
+	host, err := vms.AddHost(name, addr)
 	Expect(err).NotTo(HaveOccurred())
 	line, err := stemcell.Load(cacheDir, "ubuntu-xenial-97.x")
 	Expect(err).NotTo(HaveOccurred())
+	if kernel != (stemcell.Kernel{}) {
+		line.Kernel = kernel
+	}
 	v, err := vm.New(host, GinkgoT().TempDir(), line, boot)
 	Expect(err).NotTo(HaveOccurred())
 	m := &machine{v}

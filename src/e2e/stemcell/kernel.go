@@ -38,3 +38,7 @@ func (k Kernel) Lacks() []Syscall {
 	}
 	return lacking
 }
+
+// DestroysSockets tells whether the kernel has sock_diag's SOCK_DESTROY (from 4.5 on; trusty's 4.4 has none),
+// as a kernel built with CONFIG_INET_DIAG_DESTROY does.
+func (k Kernel) DestroysSockets() bool { return k.atLeast(Kernel{4, 5}) }

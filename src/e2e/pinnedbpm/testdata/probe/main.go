@@ -4,12 +4,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/flannel-dns/flannel-dns/src/flannel-launcher/sockdiag"
 )
 
 // pidfd_getfd(2) on x86-64; with pidfd -1 the kernel answers EBADF unless a seccomp filter answers first.
@@ -33,6 +39,11 @@ func main() {
 		syscall.Close(fd)
 	}
 	fmt.Printf("socket_inet6 %d\n", errnoOf(err))
+	// 0 where the kernel destroys sockets, 95 (EOPNOTSUPP) on one without SOCK_DESTROY; RTM_DELADDR shares
+	// SOCK_DESTROY's message type on another netlink family, and is answered 99 (EADDRNOTAVAIL) for an address
+	// lo does not have.
+	fmt.Printf("sock_destroy %d\n", errnoOf(sockdiag.CanDestroy()))
+	fmt.Printf("rtm_deladdr %d\n", errnoOf(deleteAbsentAddress()))
 	keepalive, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_keepalive_time")
 	fmt.Printf("tcp_keepalive_time %s\n", strings.TrimSpace(string(keepalive)))
 	if len(os.Args) > 1 && os.Args[1] == "-once" {
@@ -53,8 +64,17 @@ func main() {
 }
 
 func errnoOf(err error) int {
-	if errno, ok := err.(syscall.Errno); ok {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
 		return int(errno)
 	}
 	return 0
+}
+
+func deleteAbsentAddress() error {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return err
+	}
+	return netlink.AddrDel(lo, &netlink.Addr{IPNet: &net.IPNet{IP: net.IPv4(127, 0, 2, 1), Mask: net.CIDRMask(32, 32)}})
 }
