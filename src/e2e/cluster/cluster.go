@@ -141,6 +141,7 @@ type Cluster struct {
 	podnet     string                // the command that runs CNI on a VM (cni.Build)
 	boot       string                // the program every process of a VM starts under (vm.BuildBoot)
 	stemcell   stemcell.Stemcell     // the lane's stemcell line, with its sysctls
+	kernel     stemcell.Kernel       // while set (AddWorkerOn), what new VMs boot instead of the stemcell's kernel
 	pods       map[string][]*cni.Pod // by worker name
 	launched   chan error            // the deploy that LaunchWorker started
 	adopted    bool                  // a Kubo deployment has been switched to flannel-dns (Adopt)

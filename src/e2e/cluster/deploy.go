@@ -19,6 +19,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/director"
 	"github.com/flannel-dns/flannel-dns/src/e2e/manifest"
 	"github.com/flannel-dns/flannel-dns/src/e2e/master"
+	"github.com/flannel-dns/flannel-dns/src/e2e/stemcell"
 	"github.com/flannel-dns/flannel-dns/src/e2e/vm"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
@@ -250,7 +251,11 @@ func (c *Cluster) bootVM(group string, index int, addr netip.Addr) (*vm.VM, *age
 		return nil, nil, err
 	}
 	c.disks++
-	v, err := vm.New(host, filepath.Join(c.cfg.WorkDir, "vms", fmt.Sprintf("%s-%s-%d", name, addr, c.disks)), c.stemcell, c.boot)
+	line := c.stemcell
+	if c.kernel != (stemcell.Kernel{}) {
+		line.Kernel = c.kernel
+	}
+	v, err := vm.New(host, filepath.Join(c.cfg.WorkDir, "vms", fmt.Sprintf("%s-%s-%d", name, addr, c.disks)), line, c.boot)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -479,11 +479,15 @@ func putMarkerOnce(etcd *master.Member) (revoke func(), err error) {
 	return revoke, nil
 }
 
-// droppedFrom awaits the moment when the flanneld with process id pid on observer has no connection left to
-// faulted.
+// droppedFrom awaits the moment when the flanneld with process id pid on observer, or the one that replaced it,
+// has no connection left to faulted.
 func droppedFrom(deadline time.Time, observer *worker.Worker, pid int, faulted *master.Member) <-chan sighting {
 	return await(deadline, func() (string, bool) {
 		conns, err := etcdConns(observer, pid)
+		if now := observer.FlanneldPID(); err != nil && now != 0 && now != pid {
+			pid = now // restarted without the member (a kernel without SOCK_DESTROY): the new one's count
+			conns, err = etcdConns(observer, pid)
+		}
 		for _, conn := range conns {
 			if conn.peer.Addr().Unmap() == faulted.Address {
 				return "", false

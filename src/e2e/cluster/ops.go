@@ -13,6 +13,7 @@ import (
 	bosherr "github.com/cloudfoundry/bosh-utils/errors"
 
 	"github.com/flannel-dns/flannel-dns/src/e2e/agent"
+	"github.com/flannel-dns/flannel-dns/src/e2e/stemcell"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
@@ -124,6 +125,14 @@ func (c *Cluster) AddWorker() (Changes, error) {
 		return ch, err
 	}
 	return ch, c.waitForRoutes(w)
+}
+
+// AddWorkerOn is AddWorker on a VM that boots kernel instead of the stemcell line's: trusty's 4.4, say, which
+// has no SOCK_DESTROY, as no kernel built without CONFIG_INET_DIAG_DESTROY has.
+func (c *Cluster) AddWorkerOn(kernel stemcell.Kernel) (Changes, error) {
+	c.kernel = kernel
+	defer func() { c.kernel = stemcell.Kernel{} }()
+	return c.AddWorker()
 }
 
 // deleteMaster deletes master idx as the director deletes an unneeded instance.

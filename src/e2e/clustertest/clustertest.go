@@ -78,14 +78,18 @@ func Snapshot(c *cluster.Cluster) map[string]WorkerState {
 }
 
 // ExpectKept checks that every worker in before runs the same flanneld with the same subnet, and that every
-// worker's lease is in etcd.
-func ExpectKept(c *cluster.Cluster, before map[string]WorkerState) {
+// worker's lease is in etcd. The workers named in restarted must run a new flanneld instead, on the same subnet.
+func ExpectKept(c *cluster.Cluster, before map[string]WorkerState, restarted ...string) {
 	leases, err := c.Leases()
 	Expect(err).NotTo(HaveOccurred())
 	for _, w := range c.Workers() {
 		subnet := cluster.Subnet(w)
 		if was, ok := before[w.Name]; ok {
-			Expect(w.FlanneldPID()).To(Equal(was.PID), "flanneld on %s restarted", w.Name)
+			if slices.Contains(restarted, w.Name) {
+				Expect(w.FlanneldPID()).NotTo(Equal(was.PID), "flanneld on %s was not restarted", w.Name)
+			} else {
+				Expect(w.FlanneldPID()).To(Equal(was.PID), "flanneld on %s restarted", w.Name)
+			}
 			Expect(subnet).To(Equal(was.Subnet), "subnet of %s changed", w.Name)
 		}
 		key, err := cluster.LeaseKey(subnet)

@@ -13,6 +13,7 @@ import (
 	"github.com/flannel-dns/flannel-dns/src/e2e/cluster"
 	"github.com/flannel-dns/flannel-dns/src/e2e/clustertest"
 	"github.com/flannel-dns/flannel-dns/src/e2e/master"
+	"github.com/flannel-dns/flannel-dns/src/e2e/stemcell"
 	"github.com/flannel-dns/flannel-dns/src/e2e/worker"
 )
 
@@ -78,6 +79,25 @@ var _ = Describe("faults on a simulated CFCR cluster", Ordered, func() {
 		carrier := failover(c, observer, "black-hole, no ICMP", c.BlackHole, reconnect(c), true)
 		Expect(logSince(log, info.Size())).To(ContainSubstring("Peer %s was judged by TCP alone", carrier.Address))
 	})
+
+	// A kernel without SOCK_DESTROY (trusty's 4.4; any built without CONFIG_INET_DIAG_DESTROY): the Reaper cannot
+	// cut flanneld's connections to a dead member, so the launcher restarts flanneld on the healthy members.
+	It("on a kernel without SOCK_DESTROY, restarts flanneld on the healthy members after the carrier is black-holed", func() {
+		_, err := c.AddWorkerOn(stemcell.Kernel{Major: 4, Minor: 4})
+		Expect(err).NotTo(HaveOccurred())
+		workers := c.Workers()
+		observer := workers[len(workers)-1]
+		log := observer.Path(cluster.LauncherLog)
+		Eventually(func() string { return logSince(log, 0) }).WithTimeout(30*time.Second).
+			Should(ContainSubstring("is restarted without a member that dies"), "on %s", observer.Name)
+		info, err := os.Stat(log)
+		Expect(err).NotTo(HaveOccurred())
+
+		carrier := failoverExpecting(c, observer, "black-hole, no SOCK_DESTROY", c.BlackHole, reconnect(c), true,
+			[]string{observer.Name})
+		Expect(logSince(log, info.Size())).To(ContainSubstring("Dead etcd member %s: restarting flanneld on the healthy members",
+			carrier.Address))
+	})
 })
 
 // switchedToFallback begins the line launch.go logs when the kernel refuses the keepalive tuner's pidfd calls.
@@ -120,6 +140,12 @@ func logSince(path string, offset int64) string {
 // workers that were there before must lose nothing, and every one of them keeps its flanneld and its subnet.
 // With mustLeave, bosh-dns on observer must leave the member out of the alias meanwhile. Returns the faulted member.
 func failover(c *cluster.Cluster, observer *worker.Worker, name string, fault, heal func(*master.Member) error, mustLeave bool) *master.Member {
+	return failoverExpecting(c, observer, name, fault, heal, mustLeave, nil)
+}
+
+// failoverExpecting is failover where the workers named in restarted restart their flanneld.
+func failoverExpecting(c *cluster.Cluster, observer *worker.Worker, name string, fault, heal func(*master.Member) error,
+	mustLeave bool, restarted []string) *master.Member {
 	before := clustertest.Snapshot(c)
 	witness := clustertest.StartWitness(c, c.Workers())
 	carrier, err := c.WatchCarrier(observer)
@@ -147,7 +173,7 @@ func failover(c *cluster.Cluster, observer *worker.Worker, name string, fault, h
 	}).WithTimeout(healthBound).Should(ContainElement(carrier.Address.String()), "%s did not come back into the alias", carrier.Name)
 
 	clustertest.ExpectNoLoss(witness, start)
-	clustertest.ExpectKept(c, before)
+	clustertest.ExpectKept(c, before, restarted...)
 	return carrier
 }
 
