@@ -18,8 +18,8 @@ import (
 )
 
 const (
-	// failoverBound proves recovery; untuned, flanneld waits on a black-holed member for about 2 h on the lab
-	// VMs' stock keepalive settings (6 min on a stemcell's).
+	// failoverBound proves recovery; untuned, flanneld waits on a black-holed member for the stemcell's
+	// keepalive (6 min idle) or tcp_retries2 (about 15 min with data in flight).
 	failoverBound = 60 * time.Second
 	// healthBound is how long bosh-dns may take to leave a dead master out of the alias: it asks every health
 	// server each remote_health_interval (20 s), and a request gives up after request_timeout (5 s); the first
